@@ -47,9 +47,9 @@ type TimeWindow struct {
 
 // Limits are an agent's resource limits; a zero field means "no limit".
 type Limits struct {
-	ActionsPerMinute  int     `json:"actions_per_minute,omitempty"`
-	MaxConcurrent     int     `json:"max_concurrent,omitempty"`
-	MaxCostPerAction  float64 `json:"max_cost_per_action,omitempty"`
+	ActionsPerMinute int     `json:"actions_per_minute,omitempty"`
+	MaxConcurrent    int     `json:"max_concurrent,omitempty"`
+	MaxCostPerAction float64 `json:"max_cost_per_action,omitempty"`
 }
 
 // Rule is a constitutional rule: a CEL expression over `action` that must hold

@@ -23,16 +23,16 @@ type Decision struct {
 	// require_confirmation).
 	Modifications []string `json:"modifications,omitempty"`
 
-	Pipeline         []Step                 `json:"pipeline"`
-	Scores           []DimensionScore       `json:"dimension_scores"`
-	State            BehavioralState        `json:"behavioral_state"`
-	Contract         *Contract              `json:"contract_snapshot"`
-	Semantic         SemanticContext        `json:"semantic_context"`
-	CausalLinks      []CausalLink           `json:"causal_links"`
-	ToPass           ActionToPass           `json:"action_to_pass"`
+	Pipeline         []Step                  `json:"pipeline"`
+	Scores           []DimensionScore        `json:"dimension_scores"`
+	State            BehavioralState         `json:"behavioral_state"`
+	Contract         *Contract               `json:"contract_snapshot"`
+	Semantic         SemanticContext         `json:"semantic_context"`
+	CausalLinks      []CausalLink            `json:"causal_links"`
+	ToPass           ActionToPass            `json:"action_to_pass"`
 	Reversibility    ReversibilityAssessment `json:"reversibility"`
-	CrossDimensional CrossDimensional       `json:"cross_dimensional"`
-	Contextual       ContextualModification `json:"contextual_modification"`
+	CrossDimensional CrossDimensional        `json:"cross_dimensional"`
+	Contextual       ContextualModification  `json:"contextual_modification"`
 	// Directives are the ids of the directives bound to the agent when it was
 	// evaluated.
 	Directives []string `json:"directives"`

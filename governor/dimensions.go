@@ -75,10 +75,10 @@ func Dimensions() []string {
 }
 
 var (
-	cascadeHighWords    = []string{"delete", "deploy", "publish", "broadcast", "transfer"}
-	cascadeMediumWords  = []string{"update", "modify", "write", "send", "create"}
-	stakeholderWords    = []string{"customer", "user", "external", "public", "client"}
-	readTypeWords       = []string{"read", "get", "list", "query", "search", "fetch"}
+	cascadeHighWords   = []string{"delete", "deploy", "publish", "broadcast", "transfer"}
+	cascadeMediumWords = []string{"update", "modify", "write", "send", "create"}
+	stakeholderWords   = []string{"customer", "user", "external", "public", "client"}
+	readTypeWords      = []string{"read", "get", "list", "query", "search", "fetch"}
 )
 
 func (ev *evaluation) score(i int, score float64, veto bool, reasoning string) {

@@ -55,10 +55,10 @@ type prevDecision struct {
 // agentState is everything the governor remembers about one agent. It is
 // guarded by agent.mu.
 type agentState struct {
-	Trust          float64      `json:"trust"`
-	Violations     int          `json:"violations"`
-	LastEvaluation time.Time    `json:"last_evaluation"`
-	TrustEvents    []TrustEvent `json:"trust_events"`
+	Trust          float64       `json:"trust"`
+	Violations     int           `json:"violations"`
+	LastEvaluation time.Time     `json:"last_evaluation"`
+	TrustEvents    []TrustEvent  `json:"trust_events"`
 	TrustSeries    ring[float64] `json:"-"`
 
 	// Fingerprint: whole-history counts and the window.
