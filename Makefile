@@ -1,0 +1,44 @@
+# Vigil: the two commands a newcomer needs are `make run` and `make test`.
+GO      ?= go
+BIN     := bin/vigil
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+CONFIG  ?= examples/quickstart.yaml
+
+.PHONY: build run test test-short bench lint fuzz clean
+
+## build: compile bin/vigil
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/vigil
+
+## run: build and start `vigil serve` on the embedded default with the quickstart configuration
+run: build
+	./$(BIN) serve --config $(CONFIG)
+
+## test: vet, then every test with the race detector (what CI runs)
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 10m ./...
+
+## test-short: the quick loop while editing (no race detector, skips slow tests)
+test-short:
+	$(GO) test -short ./...
+
+## bench: the governor benchmarks, 6 runs each (compare medians; see BENCHMARKS.md)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -cpu 1,2 ./governor
+
+## lint: gofmt, go vet and staticcheck (a Go tool dependency in go.mod)
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+## fuzz: run each fuzz target for FUZZTIME (default 30s)
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime $(FUZZTIME) ./governor
+	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./cmd/vigil
+
+clean:
+	rm -rf bin

@@ -1,0 +1,11 @@
+// Command vigil is the Vigil governance sidecar and its command-line client.
+//
+//	vigil serve [flags]     start the admin API (and, as they land, the proxy and stores)
+//	vigil version           print the version
+//
+// This package is the only composition root: it reads flags, the YAML
+// configuration (config*.go, the versioned DTO of shared/design/API.md
+// section 7) and the environment (VIGIL_API_KEY, VIGIL_REDIS_URL, OTEL_*),
+// builds every component and wires them together, and owns the shutdown
+// order. No other package reads flags or the environment.
+package main

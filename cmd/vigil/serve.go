@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/vigilhq/vigil/admin"
+	"github.com/vigilhq/vigil/governor"
+)
+
+// shutdownGrace bounds how long in-flight admin requests may take to finish
+// after SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+// serve runs `vigil serve` until ctx is cancelled (SIGTERM, SIGINT).
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := flag.NewFlagSet("vigil serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML configuration `file` (optional: built-in defaults without one)")
+	flags := defaultServeSettings()
+	flags.registerFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vigil serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+	settings := cfg.serveSettings(fs, flags, getenv)
+	if err := settings.validate(); err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+	if settings.RedisURL != "" {
+		// Refuse rather than silently run on the embedded store: an operator
+		// who asks for shared state must not get a private one.
+		fmt.Fprintln(stderr, "vigil serve: --redis-url: the Redis store is not available in this version yet; run without it to use the embedded store")
+		return 1
+	}
+	for name, on := range map[string]bool{"--ui": settings.UI, "--metrics": settings.Metrics, "--sim-mode": settings.SimMode} {
+		if on {
+			log.Warn("feature not available in this version yet; flag ignored", "flag", name)
+		}
+	}
+
+	engine, err := buildGovernor(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+	keys := apiKeys(cfg, getenv)
+	if len(keys) == 0 {
+		log.Warn("no API keys configured (api_keys or VIGIL_API_KEY): every /v1 route but /v1/health answers 401")
+	}
+	started := time.Now().UTC()
+	api, err := admin.New(admin.Options{
+		Governor: engine,
+		Keys:     keys,
+		Info: admin.Info{
+			Version: version, StartedAt: started, Store: "embedded",
+			ControlPlaneEnabled: cfg.controlPlaneEnabled(), LedgerEnabled: cfg.ledgerEnabled(), OptimizerEnabled: cfg.optimizerEnabled(),
+			ProxyAddress: net.JoinHostPort(settings.ProxyHost, strconv.Itoa(settings.ProxyPort)),
+			Features:     features(settings),
+		},
+		Playground: settings.Playground,
+		Logger:     log,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+
+	addr := net.JoinHostPort(settings.Host, strconv.Itoa(settings.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: admin API: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("vigil serving", "version", version, "admin", ln.Addr().String(), "store", "embedded",
+		"agents", len(engine.Agents()), "rules", len(engine.Rules()), "playground", settings.Playground)
+
+	select {
+	case err := <-served:
+		log.Error("admin API stopped", "err", err)
+		return 1
+	case <-ctx.Done():
+	}
+	// Shutdown order (ARCHITECTURE.md): stop accepting and finish in-flight
+	// requests; the proxy, ledger flush and store close join here as they land.
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Error("admin API shutdown", "err", err)
+		return 1
+	}
+	log.Info("stopped cleanly")
+	return 0
+}
+
+// buildGovernor creates the engine and installs the contracts and rules of
+// the configuration (already validated).
+func buildGovernor(cfg *fileConfig) (*governor.Engine, error) {
+	engine, err := governor.New(governor.DefaultConfig())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.contracts() {
+		if err := engine.SetContract(c); err != nil {
+			return nil, fmt.Errorf("agent %s: %w", c.AgentID, err)
+		}
+	}
+	if err := engine.SetRules(cfg.rules()); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	return engine, nil
+}
+
+// apiKeys returns the configured keys plus VIGIL_API_KEY (an admin key whose
+// principal is "env") when it is set.
+func apiKeys(cfg *fileConfig, getenv func(string) string) []admin.Key {
+	var keys []admin.Key
+	for _, k := range cfg.APIKeys {
+		keys = append(keys, admin.Key{Key: k.Key, Principal: k.Principal, Role: admin.Role(k.Role)})
+	}
+	if getenv != nil {
+		if k := getenv("VIGIL_API_KEY"); k != "" {
+			keys = append(keys, admin.Key{Key: k, Principal: "env", Role: admin.RoleAdmin})
+		}
+	}
+	return keys
+}
+
+// features lists what this process serves, for GET /v1/info.
+func features(s serveSettings) []string {
+	f := []string{"evaluate", "agents", "archetypes"}
+	if s.Playground {
+		f = append(f, "playground")
+	}
+	return f
+}
