@@ -1,0 +1,84 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/vigilhq/vigil/admin/wire"
+	"github.com/vigilhq/vigil/governor"
+)
+
+// apiError is an error with its place in the envelope: the HTTP status, the
+// code, a message for the caller and details (e.g. {"field": "agent_id"}).
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+	Details map[string]any
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+// errInvalid is a 400 invalid_request; field, when not empty, names the
+// offending request field in details.field.
+func errInvalid(field, format string, args ...any) *apiError {
+	e := &apiError{Status: http.StatusBadRequest, Code: wire.CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+	if field != "" {
+		e.Details = map[string]any{"field": field}
+	}
+	return e
+}
+
+func errUnauthenticated(msg string) *apiError {
+	return &apiError{Status: http.StatusUnauthorized, Code: wire.CodeUnauthenticated, Message: msg}
+}
+
+func errForbidden(format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusForbidden, Code: wire.CodeForbidden, Message: fmt.Sprintf(format, args...)}
+}
+
+func errNotFound(format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+func errTooLarge() *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: wire.CodePayloadTooLarge,
+		Message: fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes), Details: map[string]any{"limit_bytes": maxBodyBytes}}
+}
+
+// errInternal is the one answer to an unexpected failure: the cause goes to
+// the log, never to the caller.
+func errInternal() *apiError {
+	return &apiError{Status: http.StatusInternalServerError, Code: wire.CodeInternal, Message: "internal error; the cause is in the server log"}
+}
+
+// toAPIError maps any error a handler returns to its envelope: an *apiError
+// as it is, the governor's sentinels and field errors to their codes, an
+// oversized body to 413, and everything else to 500 internal (internal is
+// true then, and the caller logs err).
+func toAPIError(err error) (e *apiError, internal bool) {
+	var ae *apiError
+	var fe *governor.FieldError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+		return ae, false
+	case errors.As(err, &mbe):
+		return errTooLarge(), false
+	case errors.Is(err, governor.ErrUnknownAgent):
+		return errNotFound("unknown agent"), false
+	case errors.As(err, &fe):
+		return errInvalid(fe.Field, "%s", fe.Error()), false
+	}
+	return errInternal(), true
+}
+
+// envelope builds the error body of e; details is never null.
+func (e *apiError) envelope() wire.ErrorResponse {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	return wire.ErrorResponse{Error: wire.ErrorBody{Code: e.Code, Message: e.Message, Details: details}}
+}

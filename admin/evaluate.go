@@ -1,0 +1,81 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/vigilhq/vigil/admin/wire"
+	"github.com/vigilhq/vigil/governor"
+)
+
+// actionSource is the source of every action evaluated through the API.
+const actionSource = "api"
+
+// origins are the accepted values of context.origin.
+var origins = []string{"user_request", "agent_initiated", "escalation_received"}
+
+// evaluate answers POST /v1/evaluate: the action is decided and changes the
+// agent's state. The ledger is not wired yet, so "ledger" is null.
+func (s *Server) evaluate(c *gin.Context) error {
+	return s.decide(c, false)
+}
+
+// playgroundEvaluate answers POST /v1/playground/evaluate: a dry run that
+// changes nothing. It is 404 unless the playground is enabled.
+func (s *Server) playgroundEvaluate(c *gin.Context) error {
+	if !s.playground {
+		return errNotFound("the playground is disabled; start vigil serve with --playground")
+	}
+	return s.decide(c, true)
+}
+
+func (s *Server) decide(c *gin.Context, dryRun bool) error {
+	var req wire.EvaluateRequest
+	if err := decodeBody(c.Request, &req); err != nil {
+		return err
+	}
+	if err := validateEvaluate(&req); err != nil {
+		return err
+	}
+	greq := req.ToGovernor(actionSource)
+	greq.DryRun = dryRun
+	d, err := s.gov.Evaluate(greq)
+	if errors.Is(err, governor.ErrUnknownAgent) {
+		return errNotFound("no agent %q", req.AgentID)
+	}
+	if err != nil {
+		return fmt.Errorf("evaluate agent %q: %w", req.AgentID, err)
+	}
+	return writeJSON(c, http.StatusOK, wire.NewEvaluation(d, nil))
+}
+
+// validateEvaluate checks what the decoder cannot: required fields, ranges
+// and enumerations.
+func validateEvaluate(r *wire.EvaluateRequest) error {
+	if strings.TrimSpace(r.AgentID) == "" {
+		return errInvalid("agent_id", "agent_id is required")
+	}
+	if r.Action == nil {
+		return errInvalid("action", "action is required")
+	}
+	if strings.TrimSpace(r.Action.Type) == "" {
+		return errInvalid("action.type", "action.type is required")
+	}
+	if ctx := r.Context; ctx != nil {
+		if ctx.Origin != "" && !slices.Contains(origins, ctx.Origin) {
+			return errInvalid("context.origin", "unknown origin %q (want %s)", ctx.Origin, strings.Join(origins, ", "))
+		}
+		if ctx.DelegationDepth < 0 {
+			return errInvalid("context.delegation_depth", "context.delegation_depth must not be negative")
+		}
+		if ctx.ChildAgents < 0 {
+			return errInvalid("context.child_agents", "context.child_agents must not be negative")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package admin
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Role is what an API key may do. Roles are ordered: each includes the
+// rights of the ones before it.
+type Role string
+
+// The roles, from least to most privileged.
+const (
+	// RoleViewer may call every GET route.
+	RoleViewer Role = "viewer"
+	// RoleOperator may also evaluate actions and use the playground (and,
+	// later, issue directives and decide approvals).
+	RoleOperator Role = "operator"
+	// RoleAdmin may call every route, including PUT /v1/agents/{agent_id}.
+	RoleAdmin Role = "admin"
+)
+
+// rank orders the roles; 0 is not a role.
+func (r Role) rank() int {
+	switch r {
+	case RoleViewer:
+		return 1
+	case RoleOperator:
+		return 2
+	case RoleAdmin:
+		return 3
+	}
+	return 0
+}
+
+// allows reports whether r includes the rights of need.
+func (r Role) allows(need Role) bool { return r.rank() >= need.rank() && r.rank() > 0 }
+
+// Key is one API key: the secret sent in X-Api-Key, the principal it
+// authenticates, and its role.
+type Key struct {
+	Key       string
+	Principal string
+	Role      Role
+}
+
+// Info is what GET /v1/info reports about this instance.
+type Info struct {
+	// Version is the build version.
+	Version string
+	// StartedAt is when the process started; the zero value means "when New
+	// was called".
+	StartedAt time.Time
+	// Store is "embedded" or "redis"; "" means "embedded".
+	Store               string
+	ControlPlaneEnabled bool
+	LedgerEnabled       bool
+	OptimizerEnabled    bool
+	// ProxyAddress is the forward proxy's listen address (host:port).
+	ProxyAddress string
+	// Features lists optional features that are on (e.g. "ui", "metrics",
+	// "playground").
+	Features []string
+}
+
+// Options configure a Server.
+type Options struct {
+	// Governor decides actions and holds agent state. Required.
+	Governor Governor
+	// Keys are the accepted API keys. Keys must be unique and non-empty;
+	// with none, every route but /v1/health answers 401.
+	Keys []Key
+	// Info is reported by GET /v1/info.
+	Info Info
+	// Playground enables POST /v1/playground/evaluate; when false the route
+	// answers 404.
+	Playground bool
+	// Logger receives internal errors and recovered panics; nil discards.
+	Logger *slog.Logger
+}
+
+// Validate reports every problem of o: a missing governor, empty, duplicate
+// or unprincipled keys, unknown roles, an unknown store. Key values are never
+// part of the message.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Governor == nil {
+		errs = append(errs, errors.New("admin: options: governor is required"))
+	}
+	seen := map[[sha256.Size]byte]int{}
+	for i, k := range o.Keys {
+		field := fmt.Sprintf("admin: options: api_keys[%d]", i)
+		if k.Key == "" {
+			errs = append(errs, fmt.Errorf("%s.key: must not be empty", field))
+		} else {
+			d := sha256.Sum256([]byte(k.Key))
+			if j, dup := seen[d]; dup {
+				errs = append(errs, fmt.Errorf("%s.key: duplicate of api_keys[%d].key", field, j))
+			} else {
+				seen[d] = i
+			}
+		}
+		if strings.TrimSpace(k.Principal) == "" {
+			errs = append(errs, fmt.Errorf("%s.principal: must not be empty", field))
+		}
+		if k.Role.rank() == 0 {
+			errs = append(errs, fmt.Errorf("%s.role: unknown role %q (want viewer, operator or admin)", field, k.Role))
+		}
+	}
+	switch o.Info.Store {
+	case "", "embedded", "redis":
+	default:
+		errs = append(errs, fmt.Errorf("admin: options: info.store: unknown store %q (want embedded or redis)", o.Info.Store))
+	}
+	return errors.Join(errs...)
+}

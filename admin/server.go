@@ -1,0 +1,99 @@
+package admin
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/vigilhq/vigil/admin/wire"
+)
+
+// Server is the admin API. It is immutable once New returns and safe for
+// concurrent use.
+type Server struct {
+	gov        Governor
+	keys       *keyring
+	info       wire.Info
+	playground bool
+	log        *slog.Logger
+	engine     *gin.Engine
+}
+
+// route is one endpoint: method and path (Gin syntax), the least role that
+// may call it ("" for a public route) and its handler.
+type route struct {
+	method string
+	path   string
+	role   Role
+	handle handlerFunc
+}
+
+// New validates opts and builds the server and its router.
+func New(opts Options) (*Server, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		gov:        opts.Governor,
+		keys:       newKeyring(opts.Keys),
+		info:       newInfo(opts.Info, time.Now()),
+		playground: opts.Playground,
+		log:        opts.Logger,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	// Gin's mode is process-wide and its debug mode prints a banner and the
+	// route table to stdout, which would corrupt Vigil's JSON log stream. Gin
+	// offers no per-router switch, so debug becomes release here; an
+	// explicit test mode is left alone.
+	if gin.IsDebugging() {
+		gin.SetMode(gin.ReleaseMode)
+	}
+	s.engine = s.router()
+	return s, nil
+}
+
+// Handler returns the HTTP handler serving every route under /v1.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// routes lists every endpoint of the API; the OpenAPI document describes
+// exactly these.
+func (s *Server) routes() []route {
+	return []route{
+		{http.MethodGet, "/v1/health", "", s.health},
+		{http.MethodGet, "/v1/info", RoleViewer, s.getInfo},
+		{http.MethodGet, "/v1/openapi.json", RoleViewer, s.openAPI},
+		{http.MethodPost, "/v1/evaluate", RoleOperator, s.evaluate},
+		{http.MethodPost, "/v1/playground/evaluate", RoleOperator, s.playgroundEvaluate},
+		{http.MethodGet, "/v1/agents", RoleViewer, s.listAgents},
+		{http.MethodGet, "/v1/agents/:agent_id", RoleViewer, s.getAgent},
+		{http.MethodPut, "/v1/agents/:agent_id", RoleAdmin, s.putAgent},
+		{http.MethodGet, "/v1/archetypes", RoleViewer, s.listArchetypes},
+	}
+}
+
+// router builds the Gin engine: panic recovery outermost, then the error
+// envelope, the body limit, authentication per route, and the handler.
+func (s *Server) router() *gin.Engine {
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	_ = e.SetTrustedProxies(nil)
+	e.Use(s.recoverPanics, s.mapErrors, handle(limitBody))
+	for _, r := range s.routes() {
+		chain := []gin.HandlerFunc{handle(r.handle)}
+		if r.role != "" {
+			chain = slices.Insert(chain, 0, handle(s.require(r.role)))
+		}
+		e.Handle(r.method, r.path, chain...)
+	}
+	e.NoRoute(handle(noRoute))
+	e.NoMethod(handle(noMethod))
+	return e
+}

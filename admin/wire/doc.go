@@ -1,0 +1,23 @@
+// Package wire holds the JSON shapes of Vigil's admin API (/v1): the request
+// and response bodies the server writes and the CLI decodes, and the
+// conversions from governor types into them.
+//
+// The nouns: [Evaluation] (the verdict object of POST /v1/evaluate),
+// [EvaluateRequest], [Agent] and [AgentSummary] (views of an agent's state),
+// [Contract] (an agent's contract as sent and returned), [Archetype], [Info],
+// [Health] and [ErrorResponse] (the one error envelope).
+//
+// Invariants:
+//   - Every JSON field name is snake_case; the structs here are the wire
+//     contract, and governor structs never go on the wire directly.
+//   - Lists are written as [] and maps as {}, never null, unless a field is
+//     documented as nullable (Evaluation.Ledger, Agent.LastEvaluation,
+//     Archetype.Prior).
+//   - Timestamps are RFC 3339 strings in UTC with millisecond precision
+//     ([Time]).
+//   - Conversions (NewEvaluation, NewAgent, NewContract, ...) copy: a wire
+//     value never aliases the governor value it was built from.
+//
+// The package imports no HTTP framework: it is plain data and may be used by
+// any client.
+package wire
