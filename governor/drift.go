@@ -1,6 +1,8 @@
 package governor
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -88,7 +90,8 @@ func (st *agentState) computeDrift(cfg *Config, p *Prior, now time.Time) (DriftS
 
 	// Semantic: per-term JSD, aggregated by the terms' window occurrences.
 	var semSum, semW float64
-	for term, ts := range st.Terms {
+	for _, term := range slices.Sorted(maps.Keys(st.Terms)) { // in order: a deterministic sum
+		ts := st.Terms[term]
 		types := termTypes[term]
 		if len(types) == 0 {
 			continue
@@ -119,10 +122,7 @@ func (st *agentState) computeDrift(cfg *Config, p *Prior, now time.Time) (DriftS
 func (st *agentState) recomputeDrift(cfg *Config, p *Prior, th Thresholds, now time.Time) {
 	d, conf := st.computeDrift(cfg, p, now)
 	st.Drift, st.DriftConfidence = d, conf
-	st.DriftHistory = append(st.DriftHistory, DriftPoint{Step: st.Observations, Time: now, Drift: d, Confidence: conf})
-	if n := len(st.DriftHistory); n > cfg.DriftHistoryKept {
-		st.DriftHistory = append(st.DriftHistory[:0:0], st.DriftHistory[n-cfg.DriftHistoryKept:]...)
-	}
+	st.DriftHistory.push(DriftPoint{Step: st.Observations, Time: now, Drift: d, Confidence: conf})
 
 	st.PeakOverall = max(st.PeakOverall, d.Overall)
 	eroded := false
@@ -142,17 +142,12 @@ func (st *agentState) recomputeDrift(cfg *Config, p *Prior, th Thresholds, now t
 	if severityRank(sev) < severityRank(SeverityModerate) {
 		return
 	}
-	for _, a := range st.Alerts {
-		if !a.Acknowledged && severityRank(a.Severity) >= severityRank(sev) {
+	for i := range st.Alerts.len() {
+		if a := st.Alerts.at(i); !a.Acknowledged && severityRank(a.Severity) >= severityRank(sev) {
 			return
 		}
 	}
-	st.Alerts = append(st.Alerts, DriftAlert{
-		ID: "alert_" + strconv.Itoa(st.Observations), Severity: sev, Overall: d.Overall, RaisedAt: now,
-	})
-	if n := len(st.Alerts); n > cfg.AlertsKept {
-		st.Alerts = append(st.Alerts[:0:0], st.Alerts[n-cfg.AlertsKept:]...)
-	}
+	st.Alerts.push(DriftAlert{ID: "alert_" + strconv.Itoa(st.Observations), Severity: sev, Overall: d.Overall, RaisedAt: now})
 }
 
 // reAnchor resets a term's anchored distribution to its use in the current

@@ -245,8 +245,8 @@ func (e *Engine) AcknowledgeAlerts(agentID string) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	for i := range a.st.Alerts {
-		a.st.Alerts[i].Acknowledged = true
+	for i := range a.st.Alerts.buf {
+		a.st.Alerts.buf[i].Acknowledged = true
 	}
 	return nil
 }
@@ -259,7 +259,7 @@ func (e *Engine) DriftHistory(agentID string) ([]DriftPoint, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return slices.Clone(a.st.DriftHistory), nil
+	return a.st.DriftHistory.items(), nil
 }
 
 // TrustEvents returns the agent's trust events, oldest first.
@@ -270,7 +270,7 @@ func (e *Engine) TrustEvents(agentID string) ([]TrustEvent, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return slices.Clone(a.st.TrustEvents), nil
+	return a.st.TrustEvents.items(), nil
 }
 
 // Status returns a read-only view of the agent's state.
@@ -298,7 +298,7 @@ func (e *Engine) Status(agentID string) (AgentStatus, error) {
 		Thresholds:            e.cfg.Thresholds.Scale(ov.thresholdFactor()),
 		InFlight:              int(a.inflight.Load()),
 		LastEvaluation:        st.LastEvaluation,
-		Alerts:                slices.Clone(st.Alerts),
+		Alerts:                st.Alerts.items(),
 	}
 	s.Severity = severity(st.Drift.Overall, s.Thresholds)
 	if a.contract.prior != nil {

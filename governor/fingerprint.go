@@ -146,18 +146,29 @@ func jsd(p, q map[string]float64) float64 {
 	if len(p) == 0 || len(q) == 0 {
 		return 0
 	}
-	var d float64
-	term := func(a, b float64) float64 {
-		if a == 0 {
-			return 0
+	// Sum in key order: map order is random, and a float sum taken in a
+	// different order differs in its last bits, so identical states would
+	// not give identical drift (snapshots, golden traces, thresholds).
+	keys := make([]string, 0, len(p)+len(q))
+	for k := range p {
+		keys = append(keys, k)
+	}
+	for k := range q {
+		if _, ok := p[k]; !ok {
+			keys = append(keys, k)
 		}
-		return a * math.Log2(a/((a+b)/2))
 	}
-	for k, a := range p {
-		d += term(a, q[k])
-	}
-	for k, b := range q {
-		d += term(b, p[k])
+	slices.Sort(keys)
+	var d float64
+	for _, k := range keys {
+		a, b := p[k], q[k]
+		m := (a + b) / 2
+		if a > 0 {
+			d += a * math.Log2(a/m)
+		}
+		if b > 0 {
+			d += b * math.Log2(b/m)
+		}
 	}
 	return min(max(d/2, 0), 1)
 }

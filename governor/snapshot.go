@@ -32,6 +32,9 @@ type snapshotState struct {
 	TrustSeries []float64      `json:"trust_series"`
 	RecentItems []string       `json:"recent"`
 	DeniedItems []deniedAction `json:"denied"`
+	TrustEvents []TrustEvent   `json:"trust_events"`
+	DriftPoints []DriftPoint   `json:"drift_history"`
+	AlertItems  []DriftAlert   `json:"alerts"`
 }
 
 // MarshalJSON returns the snapshot document.
@@ -74,6 +77,9 @@ func (e *Engine) Snapshot(agentID string) (*Snapshot, error) {
 		TrustSeries: st.TrustSeries.items(),
 		RecentItems: st.Recent.items(),
 		DeniedItems: st.Denied.items(),
+		TrustEvents: st.TrustEvents.items(),
+		DriftPoints: st.DriftHistory.items(),
+		AlertItems:  st.Alerts.items(),
 	}}
 	raw, err := json.Marshal(doc)
 	a.mu.Unlock()
@@ -111,6 +117,10 @@ func (e *Engine) Restore(s *Snapshot) error {
 	}
 	fresh := newAgentState(cfg)
 	st.Window, st.TrustSeries, st.Recent, st.Denied = fresh.Window, fresh.TrustSeries, fresh.Recent, fresh.Denied
+	st.TrustEvents, st.DriftHistory, st.Alerts = fresh.TrustEvents, fresh.DriftHistory, fresh.Alerts
+	st.TrustEvents.reset(doc.State.TrustEvents)
+	st.DriftHistory.reset(doc.State.DriftPoints)
+	st.Alerts.reset(doc.State.AlertItems)
 	st.Window.reset(doc.State.WindowItems)
 	st.TrustSeries.reset(doc.State.TrustSeries)
 	st.Recent.reset(doc.State.RecentItems)

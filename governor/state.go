@@ -55,11 +55,11 @@ type prevDecision struct {
 // agentState is everything the governor remembers about one agent. It is
 // guarded by agent.mu.
 type agentState struct {
-	Trust          float64       `json:"trust"`
-	Violations     int           `json:"violations"`
-	LastEvaluation time.Time     `json:"last_evaluation"`
-	TrustEvents    []TrustEvent  `json:"trust_events"`
-	TrustSeries    ring[float64] `json:"-"`
+	Trust          float64          `json:"trust"`
+	Violations     int              `json:"violations"`
+	LastEvaluation time.Time        `json:"last_evaluation"`
+	TrustEvents    ring[TrustEvent] `json:"-"`
+	TrustSeries    ring[float64]    `json:"-"`
 
 	// Fingerprint: whole-history counts and the window.
 	Observations     int                   `json:"observations"`
@@ -73,11 +73,11 @@ type agentState struct {
 	AppliedReAnchors map[string]string     `json:"applied_re_anchors"`
 
 	// Drift.
-	Drift           DriftScores  `json:"drift"`
-	DriftConfidence float64      `json:"drift_confidence"`
-	PeakOverall     float64      `json:"peak_overall"`
-	DriftHistory    []DriftPoint `json:"drift_history"`
-	Alerts          []DriftAlert `json:"alerts"`
+	Drift           DriftScores      `json:"drift"`
+	DriftConfidence float64          `json:"drift_confidence"`
+	PeakOverall     float64          `json:"peak_overall"`
+	DriftHistory    ring[DriftPoint] `json:"-"`
+	Alerts          ring[DriftAlert] `json:"-"`
 
 	// History of decisions.
 	Recent     ring[string]         `json:"-"` // recent action types
@@ -99,6 +99,9 @@ func newAgent(cfg *Config, cc *compiledContract) *agent {
 func newAgentState(cfg *Config) agentState {
 	return agentState{
 		Trust:            cfg.TrustBaseline,
+		TrustEvents:      newRing[TrustEvent](cfg.TrustEventsKept),
+		DriftHistory:     newRing[DriftPoint](cfg.DriftHistoryKept),
+		Alerts:           newRing[DriftAlert](cfg.AlertsKept),
 		TrustSeries:      newRing[float64](cfg.TrustTrendWindow),
 		Actions:          map[string]float64{},
 		Targets:          map[string]float64{},
@@ -130,11 +133,10 @@ func (st *agentState) adjustTrust(cfg *Config, now time.Time, delta float64, sou
 func (st *agentState) setTrust(cfg *Config, now time.Time, t float64, source, reason string) float64 {
 	before := st.Trust
 	st.Trust = clampTrust(cfg, t)
-	if math.Abs(st.Trust-before) > cfg.TrustEventMin {
-		st.TrustEvents = append(st.TrustEvents, TrustEvent{Time: now, Source: source, Reason: reason, Before: before, After: st.Trust})
-		if n := len(st.TrustEvents); n > cfg.TrustEventsKept {
-			st.TrustEvents = append(st.TrustEvents[:0:0], st.TrustEvents[n-cfg.TrustEventsKept:]...)
-		}
+	// Trust moves in steps of 1e-9 (clampTrust); the change is rounded the
+	// same way so that a change of exactly TrustEventMin is not an event.
+	if math.Round(math.Abs(st.Trust-before)*1e9)/1e9 > cfg.TrustEventMin {
+		st.TrustEvents.push(TrustEvent{Time: now, Source: source, Reason: reason, Before: before, After: st.Trust})
 	}
 	return st.Trust
 }
@@ -162,7 +164,16 @@ func (st *agentState) decayedTrust(cfg *Config, now time.Time) (trust, idleSecon
 // trustDirection classifies the last TrustTrendWindow trust events: stable,
 // rising, falling or volatile (GOVERNOR.md section 4).
 func (st *agentState) trustDirection(cfg *Config) string {
-	return trustDirection(st.TrustEvents, cfg.TrustTrendWindow, cfg.TrustNegligible)
+	n := min(st.TrustEvents.len(), cfg.TrustTrendWindow)
+	var buf [64]TrustEvent
+	events := buf[:0]
+	if n > len(buf) {
+		events = make([]TrustEvent, 0, n)
+	}
+	for i := n - 1; i >= 0; i-- {
+		events = append(events, st.TrustEvents.last(i))
+	}
+	return trustDirection(events, cfg.TrustTrendWindow, cfg.TrustNegligible)
 }
 
 func trustDirection(events []TrustEvent, window int, negligible float64) string {
@@ -196,7 +207,14 @@ func trustDirection(events []TrustEvent, window int, negligible float64) string 
 // trustVelocity is the least-squares slope of trust per evaluation over the
 // last TrustTrendWindow evaluations.
 func (st *agentState) trustVelocity() float64 {
-	ys := st.TrustSeries.items()
+	var buf [64]float64
+	ys := buf[:0]
+	if st.TrustSeries.len() > len(buf) {
+		ys = make([]float64, 0, st.TrustSeries.len())
+	}
+	for i := range st.TrustSeries.len() {
+		ys = append(ys, st.TrustSeries.at(i))
+	}
 	return slope(ys)
 }
 
