@@ -94,7 +94,7 @@ func (ev *evaluation) score(i int, score float64, veto bool, reasoning string) {
 // evalDimensions scores all 13 dimensions and checks the overlay's
 // invariants; it returns the names of the vetoes.
 func (ev *evaluation) evalDimensions() {
-	ev.d.Scores = make([]DimensionScore, numDims)
+	ev.d.Scores = ev.blk.scores[:]
 	ev.scopeCompliance()
 	ev.authorityVerification()
 	ev.resourceBoundaries()

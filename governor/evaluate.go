@@ -32,7 +32,9 @@ func (e *Engine) Evaluate(req Request) (d *Decision, err error) {
 	if act.ID == "" {
 		act.ID = newActionID()
 	}
-	d = &Decision{ActionID: act.ID, AgentID: req.AgentID, Timestamp: now, Action: act, Vetoes: []string{}, Directives: []string{}}
+	blk := new(decisionBlock)
+	d = &blk.d
+	*d = Decision{ActionID: act.ID, AgentID: req.AgentID, Timestamp: now, Action: act, Vetoes: []string{}, Directives: []string{}}
 	if ov != nil {
 		if ov.Directives != nil {
 			d.Directives = ov.Directives
@@ -45,11 +47,11 @@ func (e *Engine) Evaluate(req Request) (d *Decision, err error) {
 	ev := &evaluation{
 		cfg: &e.cfg, cc: a.contract, st: &a.st, ov: ov, rules: e.rules.Load(), req: &req,
 		act: &d.Action, d: d, now: now, inflight: a.inflight.Load(), mark: start,
-		deliberators: e.deliberators,
+		deliberators: e.deliberators, blk: blk,
 	}
 	ev.thresholds = e.cfg.Thresholds.Scale(ov.thresholdFactor())
 	d.Contract = &a.contract.spec
-	d.Pipeline = make([]Step, 0, 11)
+	d.Pipeline = blk.steps[:0]
 
 	if !ev.precheck() {
 		ev.run()
@@ -78,6 +80,7 @@ type evaluation struct {
 	mark         time.Time
 	deliberators []Deliberator
 	thresholds   Thresholds
+	blk          *decisionBlock
 
 	baseWeights [numDims]float64
 	weightDelta [numDims]float64
@@ -128,22 +131,26 @@ func (ev *evaluation) precheck() bool {
 	if ov == nil || !ov.Quarantined && !ov.Suspended {
 		return false
 	}
-	in := &PrecheckState{Quarantined: ov.Quarantined, Suspended: ov.Suspended, Directives: ev.d.Directives}
+	tr := &ev.blk.tr
+	tr.pre = PrecheckState{Quarantined: ov.Quarantined, Suspended: ov.Suspended, Directives: ev.d.Directives}
+	in := &tr.pre
 	if ov.Quarantined {
 		ev.decide(Escalate, 0, "The agent is quarantined: every action goes to human review before any other check.")
 		ev.d.ToPass.Requires = "human approval, or release of the quarantine"
-		ev.step(StepQuarantine, in, &VerdictState{Verdict: "ESCALATE"}, true)
+		tr.preOut = VerdictState{Verdict: "ESCALATE"}
+		ev.step(StepQuarantine, in, &tr.preOut, true)
 		return true
 	}
 	ev.decide(Suspend, 0, "The agent is suspended: no action is allowed until an operator restores it.")
 	ev.d.ToPass.Requires = "an operator lifting the suspension"
-	ev.step(StepSuspension, in, &VerdictState{Verdict: "SUSPEND"}, true)
+	tr.preOut = VerdictState{Verdict: "SUSPEND"}
+	ev.step(StepSuspension, in, &tr.preOut, true)
 	return true
 }
 
 // run executes pipeline steps 1 to 11, stopping at the deciding one.
 func (ev *evaluation) run() {
-	cfg, st, d := ev.cfg, ev.st, ev.d
+	cfg, st, d, tr := ev.cfg, ev.st, ev.d, &ev.blk.tr
 	for i, spec := range dimensionOrder {
 		ev.baseWeights[i] = cfg.Weights[spec.name]
 	}
@@ -157,7 +164,8 @@ func (ev *evaluation) run() {
 	// 1. trust_decay
 	var idle float64
 	ev.trust, idle = st.decayedTrust(cfg, ev.now)
-	ev.step(StepTrustDecay, &TrustDecayInput{Trust: st.Trust, IdleSeconds: idle}, &TrustState{Trust: ev.trust}, false)
+	tr.decayIn, tr.decayOut = TrustDecayInput{Trust: st.Trust, IdleSeconds: idle}, TrustState{Trust: ev.trust}
+	ev.step(StepTrustDecay, &tr.decayIn, &tr.decayOut, false)
 
 	// 2. contextual_modifier
 	ev.direction = st.trustDirection(cfg)
@@ -174,17 +182,18 @@ func (ev *evaluation) run() {
 	}
 	ev.contextualModifier()
 	c := &ev.req.Context
-	ev.step(StepContextualModifier,
-		&ContextInput{Origin: c.Origin, Mode: c.Mode, Urgency: c.Urgency, DelegationDepth: c.DelegationDepth, ChildAgents: c.ChildAgents,
-			InputCategory: c.InputCategory, Resubmission: ev.resubmittedOf != "", TrustDirection: ev.direction, DriftSeverity: ev.severity, Trust: ev.trust},
-		&ContextOutput{WeightAdjustments: len(d.Contextual.WeightAdjustments), TrustModifier: ev.trustDelta, EffectiveTrust: ev.effTrust}, false)
+	tr.ctxIn = ContextInput{Origin: c.Origin, Mode: c.Mode, Urgency: c.Urgency, DelegationDepth: c.DelegationDepth, ChildAgents: c.ChildAgents,
+		InputCategory: c.InputCategory, Resubmission: ev.resubmittedOf != "", TrustDirection: ev.direction, DriftSeverity: ev.severity, Trust: ev.trust}
+	tr.ctxOut = ContextOutput{WeightAdjustments: len(d.Contextual.WeightAdjustments), TrustModifier: ev.trustDelta, EffectiveTrust: ev.effTrust}
+	ev.step(StepContextualModifier, &tr.ctxIn, &tr.ctxOut, false)
 
 	// 3. reversibility
 	var why string
 	ev.rev, why = assessReversibility(ev.act)
 	d.Reversibility.Level = ev.rev
-	ev.step(StepReversibility, &ReversibilityInput{Type: ev.act.Type, Method: ev.act.Method, Declared: ev.act.Reversibility.String()},
-		&ReversibilityOutput{Level: ev.rev, Reason: why}, false)
+	tr.revIn = ReversibilityInput{Type: ev.act.Type, Method: ev.act.Method, Declared: ev.act.Reversibility.String()}
+	tr.revOut = ReversibilityOutput{Level: ev.rev, Reason: why}
+	ev.step(StepReversibility, &tr.revIn, &tr.revOut, false)
 
 	// 4. dimension_eval
 	ev.evalDimensions()
@@ -193,8 +202,9 @@ func (ev *evaluation) run() {
 		nInv = len(ev.ov.Invariants)
 	}
 	low := lowest(d.Scores)
-	ev.step(StepDimensionEval, &DimensionInput{Dimensions: numDims, Invariants: nInv, Rules: len(ev.rules.compiled)},
-		&DimensionOutput{Vetoes: ev.vetoesOrEmpty(), FailedInvariants: ev.failedInvariants, Lowest: low}, false)
+	tr.dimIn = DimensionInput{Dimensions: numDims, Invariants: nInv, Rules: len(ev.rules.compiled)}
+	tr.dimOut = DimensionOutput{Vetoes: ev.vetoesOrEmpty(), FailedInvariants: ev.failedInvariants, Lowest: low}
+	ev.step(StepDimensionEval, &tr.dimIn, &tr.dimOut, false)
 
 	// 5. cross_dimensional
 	signals := crossDimensional(d.Scores, ev.effTrust)
@@ -202,7 +212,8 @@ func (ev *evaluation) run() {
 	if signals == nil {
 		d.CrossDimensional.Signals = []Signal{}
 	}
-	ev.step(StepCrossDimensional, &CrossInput{Patterns: len(patterns), Trust: ev.effTrust}, &CrossOutput{Signals: d.CrossDimensional.Signals}, false)
+	tr.crossIn, tr.crossOut = CrossInput{Patterns: len(patterns), Trust: ev.effTrust}, CrossOutput{Signals: d.CrossDimensional.Signals}
+	ev.step(StepCrossDimensional, &tr.crossIn, &tr.crossOut, false)
 
 	// 6. tier1
 	if len(ev.vetoes) > 0 {
@@ -212,11 +223,13 @@ func (ev *evaluation) run() {
 		} else {
 			ev.decide(Deny, 1, "Tier 1: vetoed by "+ev.vetoReasons()+".")
 		}
-		ev.step(StepTier1, &VetoInput{Vetoes: ev.vetoes}, &VerdictState{Verdict: d.Verdict.String()}, true)
+		tr.t1In, tr.t1Out = VetoInput{Vetoes: ev.vetoes}, VerdictState{Verdict: d.Verdict.String()}
+		ev.step(StepTier1, &tr.t1In, &tr.t1Out, true)
 		ev.actionToPass()
 		return
 	}
-	ev.step(StepTier1, &VetoInput{Vetoes: d.Vetoes}, &VerdictState{Verdict: "continue"}, false)
+	tr.t1In, tr.t1Out = VetoInput{Vetoes: d.Vetoes}, VerdictState{Verdict: "continue"}
+	ev.step(StepTier1, &tr.t1In, &tr.t1Out, false)
 
 	// 7. ucs_compute
 	var sw, sws float64
@@ -237,8 +250,9 @@ func (ev *evaluation) run() {
 		drag = (cfg.FloorDragBelow - minScore) * cfg.FloorDragFactor
 	}
 	ucs := min(max(base+shift-drag, 0), 1)
-	ev.step(StepUCSCompute, &UCSInput{WeightSum: sw, Trust: ev.effTrust, MinScore: minScore},
-		&UCSOutput{Base: base, TrustShift: shift, FloorDrag: drag, UCS: ucs}, false)
+	tr.ucsIn = UCSInput{WeightSum: sw, Trust: ev.effTrust, MinScore: minScore}
+	tr.ucsOut = UCSOutput{Base: base, TrustShift: shift, FloorDrag: drag, UCS: ucs}
+	ev.step(StepUCSCompute, &tr.ucsIn, &tr.ucsOut, false)
 
 	// 8. ucs_adjustment
 	critical := 0
@@ -251,33 +265,39 @@ func (ev *evaluation) run() {
 	if critical > 0 && ucs > cfg.DenyThreshold && ucs < cfg.AllowThreshold {
 		adj = min(float64(critical)*cfg.CriticalPenalty, ucs)
 	}
-	in := &UCSAdjustInput{UCS: ucs, CriticalSignals: critical}
+	tr.adjIn = UCSAdjustInput{UCS: ucs, CriticalSignals: critical}
 	ucs -= adj
 	d.UCS = ucs
 	d.CrossDimensional.UCSAdjustment = -adj
-	ev.step(StepUCSAdjustment, in, &UCSAdjustOutput{Adjustment: -adj, UCS: ucs}, false)
+	tr.adjOut = UCSAdjustOutput{Adjustment: -adj, UCS: ucs}
+	ev.step(StepUCSAdjustment, &tr.adjIn, &tr.adjOut, false)
 
 	// 9. reversibility_escalation
 	forced := ev.rev == Irreversible
 	d.Reversibility.ForcedTier3 = forced
-	ev.step(StepReversibilityEscalation, &EscalationInput{Level: ev.rev}, &EscalationOutput{ForcedTier3: forced}, false)
+	tr.escIn, tr.escOut = EscalationInput{Level: ev.rev}, EscalationOutput{ForcedTier3: forced}
+	ev.step(StepReversibilityEscalation, &tr.escIn, &tr.escOut, false)
 
 	// 10. tier2 (skipped for irreversible actions)
 	if !forced {
-		tin := &ThresholdInput{UCS: ucs, AllowThreshold: cfg.AllowThreshold, DenyThreshold: cfg.DenyThreshold}
+		tr.t2In = ThresholdInput{UCS: ucs, AllowThreshold: cfg.AllowThreshold, DenyThreshold: cfg.DenyThreshold}
+		tin := &tr.t2In
 		switch {
 		case ucs >= cfg.AllowThreshold:
 			ev.decide(Allow, 2, "Tier 2: UCS "+ftoa(ucs)+" is at or above the allow threshold "+ftoa(cfg.AllowThreshold)+".")
-			ev.step(StepTier2, tin, &VerdictState{Verdict: "ALLOW"}, true)
+			tr.t2Out = VerdictState{Verdict: "ALLOW"}
+			ev.step(StepTier2, tin, &tr.t2Out, true)
 			ev.actionToPass()
 			return
 		case ucs <= cfg.DenyThreshold:
 			ev.decide(Deny, 2, "Tier 2: UCS "+ftoa(ucs)+" is at or below the deny threshold "+ftoa(cfg.DenyThreshold)+".")
-			ev.step(StepTier2, tin, &VerdictState{Verdict: "DENY"}, true)
+			tr.t2Out = VerdictState{Verdict: "DENY"}
+			ev.step(StepTier2, tin, &tr.t2Out, true)
 			ev.actionToPass()
 			return
 		}
-		ev.step(StepTier2, tin, &VerdictState{Verdict: "continue"}, false)
+		tr.t2Out = VerdictState{Verdict: "continue"}
+		ev.step(StepTier2, tin, &tr.t2Out, false)
 	}
 
 	// 11. tier3
@@ -286,11 +306,12 @@ func (ev *evaluation) run() {
 }
 
 func (ev *evaluation) tier3(ucs float64) {
-	cfg, d := ev.cfg, ev.d
-	in := &DeliberationInput{UCS: ucs, Trust: ev.effTrust, Reversibility: ev.rev, Deliberators: len(ev.deliberators)}
+	cfg, d, tr := ev.cfg, ev.d, &ev.blk.tr
+	tr.t3In = DeliberationInput{UCS: ucs, Trust: ev.effTrust, Reversibility: ev.rev, Deliberators: len(ev.deliberators)}
 	decide := func(v Verdict, rule, reasoning string) {
 		ev.decide(v, 3, "Tier 3: "+reasoning)
-		ev.step(StepTier3, in, &VerdictState{Verdict: v.String(), Rule: rule}, true)
+		tr.t3Out = VerdictState{Verdict: v.String(), Rule: rule}
+		ev.step(StepTier3, &tr.t3In, &tr.t3Out, true)
 	}
 	if len(ev.deliberators) > 0 {
 		args := DeliberateArgs{AgentID: d.AgentID, Action: ev.act, UCS: ucs, Trust: ev.effTrust, Reversibility: ev.rev, Scores: slices.Clone(d.Scores)}
@@ -473,4 +494,39 @@ func (ev *evaluation) fillState() {
 	if d.CrossDimensional.Signals == nil {
 		d.CrossDimensional.Signals = []Signal{}
 	}
+}
+
+// decisionBlock holds a decision with its pipeline, scores and every step's
+// states in one allocation: a trace costs one allocation, not thirty. The
+// steps point into the block, which lives as long as the decision.
+type decisionBlock struct {
+	d      Decision
+	steps  [11]Step // the longest pipeline has 11 steps
+	scores [numDims]DimensionScore
+	tr     traceStates
+}
+
+type traceStates struct {
+	pre           PrecheckState
+	preOut, t1Out VerdictState
+	t2Out, t3Out  VerdictState
+	decayIn       TrustDecayInput
+	decayOut      TrustState
+	ctxIn         ContextInput
+	ctxOut        ContextOutput
+	revIn         ReversibilityInput
+	revOut        ReversibilityOutput
+	dimIn         DimensionInput
+	dimOut        DimensionOutput
+	crossIn       CrossInput
+	crossOut      CrossOutput
+	t1In          VetoInput
+	ucsIn         UCSInput
+	ucsOut        UCSOutput
+	adjIn         UCSAdjustInput
+	adjOut        UCSAdjustOutput
+	escIn         EscalationInput
+	escOut        EscalationOutput
+	t2In          ThresholdInput
+	t3In          DeliberationInput
 }

@@ -60,6 +60,9 @@ type agentState struct {
 	LastEvaluation time.Time        `json:"last_evaluation"`
 	TrustEvents    ring[TrustEvent] `json:"-"`
 	TrustSeries    ring[float64]    `json:"-"`
+	// direction caches trustDirection; "" means not computed since the
+	// last trust event.
+	direction string
 
 	// Fingerprint: whole-history counts and the window.
 	Observations     int                   `json:"observations"`
@@ -137,6 +140,7 @@ func (st *agentState) setTrust(cfg *Config, now time.Time, t float64, source, re
 	// same way so that a change of exactly TrustEventMin is not an event.
 	if math.Round(math.Abs(st.Trust-before)*1e9)/1e9 > cfg.TrustEventMin {
 		st.TrustEvents.push(TrustEvent{Time: now, Source: source, Reason: reason, Before: before, After: st.Trust})
+		st.direction = ""
 	}
 	return st.Trust
 }
@@ -164,24 +168,28 @@ func (st *agentState) decayedTrust(cfg *Config, now time.Time) (trust, idleSecon
 // trustDirection classifies the last TrustTrendWindow trust events: stable,
 // rising, falling or volatile (GOVERNOR.md section 4).
 func (st *agentState) trustDirection(cfg *Config) string {
-	n := min(st.TrustEvents.len(), cfg.TrustTrendWindow)
-	var buf [64]TrustEvent
-	events := buf[:0]
-	if n > len(buf) {
-		events = make([]TrustEvent, 0, n)
+	if st.direction == "" {
+		n := min(st.TrustEvents.len(), cfg.TrustTrendWindow)
+		st.direction = classifyTrust(n, func(i int) TrustEvent { return st.TrustEvents.last(i) }, cfg.TrustNegligible)
 	}
-	for i := n - 1; i >= 0; i-- {
-		events = append(events, st.TrustEvents.last(i))
-	}
-	return trustDirection(events, cfg.TrustTrendWindow, cfg.TrustNegligible)
+	return st.direction
 }
 
 func trustDirection(events []TrustEvent, window int, negligible float64) string {
 	if len(events) > window {
 		events = events[len(events)-window:]
 	}
+	return classifyTrust(len(events), func(i int) TrustEvent { return events[i] }, negligible)
+}
+
+// classifyTrust classifies n trust events read through at (order does not
+// matter): none or mostly (> 60 %) negligible → stable; ups and downs both
+// present with the minority at least 30 % of them → volatile; else rising
+// or falling.
+func classifyTrust(n int, at func(int) TrustEvent, negligible float64) string {
 	var ups, downs, small int
-	for _, ev := range events {
+	for i := range n {
+		ev := at(i)
 		switch d := ev.After - ev.Before; {
 		case d >= negligible:
 			ups++
