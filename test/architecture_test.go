@@ -21,6 +21,8 @@ var allowed = map[string][]string{
 	"governor/trajectory": {"governor"},
 	"controlplane":        {"governor"},
 	"ledger":              {"governor"},
+	"ledger/ledgertest":   {"ledger"}, // the Store conformance suite (test support)
+	"test/redistest":      {},         // starts a private redis-server for tests
 	"proxy/toolcall":      {"governor"},
 	"proxy":               {"governor", "ledger", "controlplane", "proxy/toolcall"},
 	"admin":               {"governor", "governor/trajectory", "controlplane", "ledger", "admin/wire"},

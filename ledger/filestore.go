@@ -1,0 +1,579 @@
+package ledger
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Durability says when an append to the file store is acknowledged.
+type Durability string
+
+// Durability modes.
+const (
+	// DurabilitySync (the default): the entry is fsynced before the append
+	// returns. Concurrent appends share one fsync (group commit).
+	DurabilitySync Durability = "sync"
+	// DurabilityProcess: the entry is written to the operating system before
+	// the append returns (it survives the process being killed) and fsynced
+	// within FlushInterval (it may be lost if the machine loses power).
+	DurabilityProcess Durability = "process"
+)
+
+// FileOptions configures the embedded file store. The zero value is the
+// default: sync durability, 50 ms flush interval in process mode.
+type FileOptions struct {
+	Durability Durability
+	// FlushInterval bounds how long a process-mode entry waits for fsync.
+	FlushInterval time.Duration
+	// MaxBatch bounds the entries written by one write and fsync (1024).
+	MaxBatch int
+}
+
+func (o *FileOptions) normalize() error {
+	switch o.Durability {
+	case "":
+		o.Durability = DurabilitySync
+	case DurabilitySync, DurabilityProcess:
+	default:
+		return fmt.Errorf("ledger: unknown durability %q (want sync or process)", o.Durability)
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = 50 * time.Millisecond
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 1024
+	}
+	return nil
+}
+
+// Recovery is what opening the file store found.
+type Recovery struct {
+	// Records is the number of intact records read.
+	Records int
+	// TruncatedBytes is the size of the torn tail that was cut (0: none).
+	TruncatedBytes int64
+}
+
+// FileStore is the embedded ledger store: one append-only log file in the
+// data directory, holding the records of every agent, with an index in
+// memory. Records are framed with their length and a CRC-32C; a record cut
+// short by a crash (a torn tail) is detected and cut when the store opens,
+// and every chain's links and head hash are checked then. A damaged record
+// that is not the tail stops the open with ErrCorrupt: nothing acknowledged
+// is ever dropped silently.
+type FileStore struct {
+	opts     FileOptions
+	f        *os.File
+	recovery Recovery
+
+	mu     sync.Mutex // guards chains, closed, failed
+	chains map[string]*chain
+	closed bool
+	failed error
+
+	queue   chan *writeReq
+	stopped chan struct{}
+	flushMu sync.Mutex // process mode: guards dirty
+	dirty   bool
+}
+
+// chain is one agent's chain. tail is the head that appenders build on
+// (it runs ahead of what is written); head and index are what is written.
+type chain struct {
+	appendMu sync.Mutex
+	tail     Head
+
+	mu    sync.RWMutex
+	head  Head
+	index []pos
+}
+
+// pos locates one record in the log.
+type pos struct {
+	off     int64
+	n       uint32
+	verdict uint8
+}
+
+type writeReq struct {
+	c     *chain
+	rec   *Record
+	frame []byte
+	done  chan error
+}
+
+const (
+	fileName   = "ledger.log"
+	fileMagic  = "VIGILLG1"
+	frameHead  = 8 // u32 payload length, u32 CRC-32C of the payload
+	maxPayload = 64 << 20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// verdict codes in the index; 0 is any other string.
+var verdictCodes = map[string]uint8{"ALLOW": 1, "DENY": 2, "ESCALATE": 3, "MODIFY": 4, "SUSPEND": 5}
+
+// OpenFileStore opens (or creates) the store in dir. The directory is
+// created with mode 0700 and the log with 0600.
+func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
+	if err := opts.normalize(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, fileName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	s := &FileStore{opts: opts, f: f, chains: map[string]*chain{},
+		queue: make(chan *writeReq, 4*opts.MaxBatch), stopped: make(chan struct{})}
+	end, err := s.load()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(end, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	go s.commit(end)
+	return s, nil
+}
+
+// Recovery reports what opening the store found.
+func (s *FileStore) Recovery() Recovery { return s.recovery }
+
+// load reads the log, rebuilds the index, cuts a torn tail and checks every
+// chain's links and head. It returns the offset where appends continue.
+func (s *FileStore) load() (int64, error) {
+	st, err := s.f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	size := st.Size()
+	if size < int64(len(fileMagic)) {
+		// New (or torn while being created): write the header.
+		if err := s.f.Truncate(0); err != nil {
+			return 0, fmt.Errorf("ledger: %w", err)
+		}
+		if _, err := s.f.WriteAt([]byte(fileMagic), 0); err != nil {
+			return 0, fmt.Errorf("ledger: %w", err)
+		}
+		if err := s.f.Sync(); err != nil {
+			return 0, fmt.Errorf("ledger: %w", err)
+		}
+		return int64(len(fileMagic)), nil
+	}
+	r := io.NewSectionReader(s.f, 0, size)
+	magic := make([]byte, len(fileMagic))
+	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != fileMagic {
+		return 0, fmt.Errorf("%w: %s is not a Vigil ledger log", ErrCorrupt, s.f.Name())
+	}
+	off := int64(len(fileMagic))
+	br := newByteReader(r, off)
+	var hdr [frameHead]byte
+	for off < size {
+		if size-off < frameHead {
+			break // torn frame header
+		}
+		if err := br.readFull(hdr[:]); err != nil {
+			return 0, fmt.Errorf("ledger: reading the log: %w", err)
+		}
+		n := binary.LittleEndian.Uint32(hdr[0:4])
+		sum := binary.LittleEndian.Uint32(hdr[4:8])
+		end := off + frameHead + int64(n)
+		if end > size {
+			break // torn payload
+		}
+		// A bad frame is a torn tail when it reaches the end of the file or
+		// only zeros follow it (a file extended before its data was
+		// written); anywhere else it is damage, and the open stops.
+		bad := func(why string) error {
+			if end == size || s.zerosFrom(off, size) {
+				return nil
+			}
+			return fmt.Errorf("%w: %s in the record at offset %d (not the tail)", ErrCorrupt, why, off)
+		}
+		if n == 0 || n > maxPayload {
+			if err := bad("impossible length " + strconv.Itoa(int(n))); err != nil {
+				return 0, err
+			}
+			break
+		}
+		payload := make([]byte, n)
+		if err := br.readFull(payload); err != nil {
+			return 0, fmt.Errorf("ledger: reading the log: %w", err)
+		}
+		if crc32.Checksum(payload, castagnoli) != sum {
+			if err := bad("checksum mismatch"); err != nil {
+				return 0, err
+			}
+			break
+		}
+		rec, err := decodePayload(payload)
+		if err != nil {
+			if err := bad(err.Error()); err != nil {
+				return 0, err
+			}
+			break
+		}
+		c := s.chains[rec.AgentID]
+		if c == nil {
+			c = &chain{head: Head{Hash: ZeroHash}}
+			s.chains[rec.AgentID] = c
+		}
+		if err := checkLink(c.head, rec); err != nil {
+			return 0, fmt.Errorf("%w: agent %s: %v", ErrCorrupt, rec.AgentID, err)
+		}
+		c.head = Head{Sequence: rec.Sequence, Hash: rec.Hash}
+		c.index = append(c.index, pos{off: off, n: uint32(frameHead + n), verdict: verdictCodes[rec.Verdict]})
+		s.recovery.Records++
+		off = end
+	}
+	if off < size {
+		s.recovery.TruncatedBytes = size - off
+		if err := s.f.Truncate(off); err != nil {
+			return 0, fmt.Errorf("ledger: cutting the torn tail: %w", err)
+		}
+		if err := s.f.Sync(); err != nil {
+			return 0, fmt.Errorf("ledger: %w", err)
+		}
+	}
+	// Check each head: its body must hash to its hash.
+	for agent, c := range s.chains {
+		c.tail = c.head
+		rec, err := s.read(c.index[len(c.index)-1])
+		if err != nil {
+			return 0, err
+		}
+		if hashHex(rec.Body) != rec.Hash {
+			return 0, fmt.Errorf("%w: agent %s: head %d does not hash to its recorded hash", ErrCorrupt, agent, rec.Sequence)
+		}
+	}
+	return off, nil
+}
+
+// zerosFrom reports whether the log holds only zero bytes from off to size.
+func (s *FileStore) zerosFrom(off, size int64) bool {
+	buf := make([]byte, 64<<10)
+	for off < size {
+		n, err := s.f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		for _, c := range buf[:n] {
+			if c != 0 {
+				return false
+			}
+		}
+		if err != nil && n == 0 {
+			return false
+		}
+		off += int64(n)
+	}
+	return true
+}
+
+// Append implements Store.
+func (s *FileStore) Append(ctx context.Context, agentID string, build func(Head) (*Record, error)) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.chainFor(agentID)
+	if err != nil {
+		return nil, err
+	}
+	c.appendMu.Lock()
+	rec, err := build(c.tail)
+	if err == nil {
+		err = validRecord(agentID, c.tail, rec)
+	}
+	if err != nil {
+		c.appendMu.Unlock()
+		return nil, err
+	}
+	req := &writeReq{c: c, rec: rec, frame: encodeFrame(rec), done: make(chan error, 1)}
+	// Enqueue under appendMu, so that one agent's records reach the log in
+	// sequence order; the committer never takes appendMu.
+	if err := s.enqueue(req); err != nil {
+		c.appendMu.Unlock()
+		return nil, err
+	}
+	c.tail = Head{Sequence: rec.Sequence, Hash: rec.Hash}
+	c.appendMu.Unlock()
+	// The record is queued and will be written whatever ctx says now; wait
+	// for it so that the caller never proceeds on an unwritten entry.
+	if err := <-req.done; err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (s *FileStore) enqueue(req *writeReq) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.failed != nil {
+		return s.failed
+	}
+	s.queue <- req
+	return nil
+}
+
+func (s *FileStore) chainFor(agentID string) (*chain, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.failed != nil {
+		return nil, s.failed
+	}
+	c := s.chains[agentID]
+	if c == nil {
+		c = &chain{head: Head{Hash: ZeroHash}, tail: Head{Hash: ZeroHash}}
+		s.chains[agentID] = c
+	}
+	return c, nil
+}
+
+// commit is the single writer: it takes every queued record, writes them
+// with one write, fsyncs once (sync mode), then updates the index and
+// acknowledges them all: group commit.
+func (s *FileStore) commit(off int64) {
+	defer close(s.stopped)
+	var flushTick <-chan time.Time
+	if s.opts.Durability == DurabilityProcess {
+		t := time.NewTicker(s.opts.FlushInterval / 2)
+		defer t.Stop()
+		flushTick = t.C
+	}
+	batch := make([]*writeReq, 0, s.opts.MaxBatch)
+	var buf []byte
+	for {
+		var first *writeReq
+		var ok bool
+		select {
+		case first, ok = <-s.queue:
+		case <-flushTick:
+			s.flush()
+			continue
+		}
+		if !ok {
+			s.flush()
+			return
+		}
+		batch, buf = append(batch[:0], first), buf[:0]
+	drain:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case r, ok := <-s.queue:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		for _, r := range batch {
+			buf = append(buf, r.frame...)
+		}
+		_, err := s.f.Write(buf)
+		if err == nil && s.opts.Durability == DurabilitySync {
+			err = s.f.Sync()
+		}
+		if err != nil {
+			err = fmt.Errorf("ledger: writing the log: %w (the store refuses appends until reopened)", err)
+			s.mu.Lock()
+			s.failed = err
+			s.mu.Unlock()
+			for _, r := range batch {
+				r.done <- err
+			}
+			continue
+		}
+		if s.opts.Durability == DurabilityProcess {
+			s.flushMu.Lock()
+			s.dirty = true
+			s.flushMu.Unlock()
+		}
+		for _, r := range batch {
+			r.c.mu.Lock()
+			r.c.index = append(r.c.index, pos{off: off, n: uint32(len(r.frame)), verdict: verdictCodes[r.rec.Verdict]})
+			r.c.head = Head{Sequence: r.rec.Sequence, Hash: r.rec.Hash}
+			r.c.mu.Unlock()
+			off += int64(len(r.frame))
+			r.done <- nil
+		}
+	}
+}
+
+// flush fsyncs process-mode writes.
+func (s *FileStore) flush() {
+	s.flushMu.Lock()
+	dirty := s.dirty
+	s.dirty = false
+	s.flushMu.Unlock()
+	if dirty {
+		if err := s.f.Sync(); err != nil {
+			s.mu.Lock()
+			s.failed = fmt.Errorf("ledger: fsync: %w (the store refuses appends until reopened)", err)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Head implements Store.
+func (s *FileStore) Head(_ context.Context, agentID string) (Head, error) {
+	c, err := s.existing(agentID)
+	if err != nil || c == nil {
+		return Head{Hash: ZeroHash}, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.head, nil
+}
+
+// Get implements Store.
+func (s *FileStore) Get(_ context.Context, agentID string, seq int64) (*Record, error) {
+	c, err := s.existing(agentID)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, fmt.Errorf("%w: no entries for agent %q", ErrNotFound, agentID)
+	}
+	c.mu.RLock()
+	n := int64(len(c.index))
+	var p pos
+	if seq >= 1 && seq <= n {
+		p = c.index[seq-1]
+	}
+	c.mu.RUnlock()
+	if seq < 1 || seq > n {
+		return nil, fmt.Errorf("%w: agent %q has no entry %d", ErrNotFound, agentID, seq)
+	}
+	return s.read(p)
+}
+
+// Range implements Store.
+func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, fn func(*Record) error) error {
+	c, err := s.existing(agentID)
+	if err != nil || c == nil {
+		return err
+	}
+	c.mu.RLock()
+	idx := c.index[:len(c.index):len(c.index)]
+	c.mu.RUnlock()
+	from, to = max(from, 1), min(to, int64(len(idx)))
+	for seq := from; seq <= to; seq++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := s.read(idx[seq-1])
+		if err != nil {
+			return err
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Latest implements Store.
+func (s *FileStore) Latest(_ context.Context, agentID, verdict string, limit int) ([]*Record, error) {
+	c, err := s.existing(agentID)
+	if err != nil || c == nil || limit <= 0 {
+		return nil, err
+	}
+	code, known := verdictCodes[verdict]
+	if verdict != "" && !known {
+		return nil, nil
+	}
+	c.mu.RLock()
+	idx := c.index[:len(c.index):len(c.index)]
+	c.mu.RUnlock()
+	var out []*Record
+	for i := len(idx) - 1; i >= 0 && len(out) < limit; i-- {
+		if verdict != "" && idx[i].verdict != code {
+			continue
+		}
+		rec, err := s.read(idx[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// Agents implements Store.
+func (s *FileStore) Agents(context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	var out []string
+	for a, c := range s.chains {
+		c.mu.RLock()
+		if len(c.index) > 0 {
+			out = append(out, a)
+		}
+		c.mu.RUnlock()
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Close waits for queued appends, fsyncs and closes the log.
+func (s *FileStore) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.queue)
+	s.mu.Unlock()
+	<-s.stopped
+	err := s.f.Sync()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (s *FileStore) existing(agentID string) (*chain, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.chains[agentID], nil
+}
+
+// read loads and checks one framed record.
+func (s *FileStore) read(p pos) (*Record, error) {
+	buf := make([]byte, p.n)
+	if _, err := s.f.ReadAt(buf, p.off); err != nil {
+		return nil, fmt.Errorf("ledger: reading offset %d: %w", p.off, err)
+	}
+	n := binary.LittleEndian.Uint32(buf[0:4])
+	if int(n)+frameHead != len(buf) || crc32.Checksum(buf[frameHead:], castagnoli) != binary.LittleEndian.Uint32(buf[4:8]) {
+		return nil, fmt.Errorf("%w: record at offset %d changed on disk", ErrCorrupt, p.off)
+	}
+	return decodePayload(buf[frameHead:])
+}
