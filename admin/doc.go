@@ -1,6 +1,7 @@
 // Package admin serves Vigil's admin API under /v1: infrastructure (health,
 // info, the OpenAPI document), evaluation and the playground, agents and
-// their contracts, and archetypes. It owns the HTTP router (Gin), API keys
+// their contracts, archetypes, and the behaviour ledger (/v1/ledger: entries,
+// causal traces, narratives, verification and export). It owns the HTTP router (Gin), API keys
 // and roles, the one error envelope, request decoding and the OpenAPI
 // document; the JSON shapes themselves live in package admin/wire.
 //
@@ -28,9 +29,23 @@
 //     strictly: unknown fields, wrong types, trailing data and empty bodies
 //     are 400 invalid_request, with details.field naming the field when it
 //     is known.
-//   - Every response is application/json; charset=utf-8.
+//   - Every response is application/json; charset=utf-8, except a ledger
+//     narrative (text/plain; charset=utf-8) and a ledger export
+//     (application/x-ndjson).
+//   - With a ledger (Options.Ledger), POST /v1/evaluate answers only after
+//     the decision's entry is written; if it cannot be, the answer is 503
+//     unavailable and carries no verdict (fail closed). The governor's state
+//     has changed by then. Ledger entries go on the wire as the stored bytes
+//     (ledger.Record.JSON), never re-encoded, so a client can verify them.
+//   - Without a ledger every /v1/ledger route answers 404 not_found ("the
+//     ledger is disabled (runtime.enable_ledger: false)").
+//   - Store failures are 503 unavailable; the cause is logged, never sent.
 //
-// Caveats: Gin's mode is process-global. In debug mode (Gin's default outside
+// Caveats: an export is streamed; if it fails after the first bytes were
+// sent the connection is cut (the chunked body never ends properly), which
+// is the only way HTTP/1.1 can tell the client the body is incomplete.
+//
+// Gin's mode is process-global. In debug mode (Gin's default outside
 // tests when GIN_MODE is unset) Gin itself prints a warning and the route
 // table to stdout when New builds the router; this package does not change
 // the global mode.

@@ -16,9 +16,20 @@ type apiError struct {
 	Code    string
 	Message string
 	Details map[string]any
+	// cause is the underlying failure of a 503 (or any answer that hides
+	// one): it is logged, never sent.
+	cause error
 }
 
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+func (e *apiError) Error() string {
+	if e.cause != nil {
+		return e.Code + ": " + e.Message + ": " + e.cause.Error()
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Unwrap returns the hidden cause, if any.
+func (e *apiError) Unwrap() error { return e.cause }
 
 // errInvalid is a 400 invalid_request; field, when not empty, names the
 // offending request field in details.field.
@@ -45,6 +56,12 @@ func errNotFound(format string, args ...any) *apiError {
 func errTooLarge() *apiError {
 	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: wire.CodePayloadTooLarge,
 		Message: fmt.Sprintf("request body exceeds %d bytes", maxBodyBytes), Details: map[string]any{"limit_bytes": maxBodyBytes}}
+}
+
+// errUnavailable is a 503 unavailable: a required store failed. The cause
+// goes to the log, never to the caller.
+func errUnavailable(cause error, format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusServiceUnavailable, Code: wire.CodeUnavailable, Message: fmt.Sprintf(format, args...), cause: cause}
 }
 
 // errInternal is the one answer to an unexpected failure: the cause goes to

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,8 +20,11 @@ const actionSource = "api"
 // origins are the accepted values of context.origin.
 var origins = []string{"user_request", "agent_initiated", "escalation_received"}
 
-// evaluate answers POST /v1/evaluate: the action is decided and changes the
-// agent's state. The ledger is not wired yet, so "ledger" is null.
+// evaluate answers POST /v1/evaluate: the action is decided, changes the
+// agent's state and, with a ledger, is recorded before the verdict is
+// returned ("ledger" names the entry; null without a ledger). If the entry
+// cannot be written the answer is 503 and no verdict is returned: a decision
+// that is not recorded is not acted on (fail closed).
 func (s *Server) evaluate(c *gin.Context) error {
 	return s.decide(c, false)
 }
@@ -51,7 +55,17 @@ func (s *Server) decide(c *gin.Context, dryRun bool) error {
 	if err != nil {
 		return fmt.Errorf("evaluate agent %q: %w", req.AgentID, err)
 	}
-	return writeJSON(c, http.StatusOK, wire.NewEvaluation(d, nil))
+	var ref *wire.LedgerRef
+	if !dryRun && s.ledger != nil {
+		// The state has changed: record the decision even if the caller
+		// goes away meanwhile.
+		rec, err := s.ledger.Append(context.WithoutCancel(c.Request.Context()), d)
+		if err != nil {
+			return errUnavailable(err, "the decision could not be recorded; nothing was done")
+		}
+		ref = wire.NewLedgerRef(rec)
+	}
+	return writeJSON(c, http.StatusOK, wire.NewEvaluation(d, ref))
 }
 
 // validateEvaluate checks what the decoder cannot: required fields, ranges

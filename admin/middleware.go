@@ -63,7 +63,7 @@ func (s *Server) mapErrors(c *gin.Context) {
 	}
 	err := c.Errors.Last().Err
 	ae, internal := toAPIError(err)
-	if internal {
+	if internal || ae.cause != nil {
 		attrs := []any{
 			slog.String("method", c.Request.Method),
 			slog.String("path", c.Request.URL.Path),
@@ -72,7 +72,11 @@ func (s *Server) mapErrors(c *gin.Context) {
 		if p, ok := principalFrom(c.Request.Context()); ok {
 			attrs = append(attrs, slog.String("principal", p.Name))
 		}
-		s.log.Error("admin: internal error", attrs...)
+		msg := "admin: internal error"
+		if !internal {
+			msg = "admin: " + ae.Code
+		}
+		s.log.Error(msg, attrs...)
 	}
 	s.writeError(c, ae)
 }

@@ -204,6 +204,7 @@ func TestOpenAPISchemasMatchWire(t *testing.T) {
 		"Trust": wire.Trust{}, "Drift": wire.Drift{}, "Fingerprint": wire.Fingerprint{}, "Share": wire.Share{},
 		"Thresholds": wire.Thresholds{}, "Alert": wire.Alert{}, "ArchetypeList": wire.ArchetypeList{},
 		"Archetype": wire.Archetype{}, "Prior": wire.Prior{}, "DriftWeights": wire.DriftWeights{},
+		"LedgerEntries": wire.LedgerEntries{}, "LedgerTrace": wire.LedgerTrace{}, "LedgerReport": wire.LedgerReport{},
 	}
 	for name, v := range types {
 		schema, ok := doc.Components.Schemas[name]
@@ -240,4 +241,86 @@ func TestOpenAPIServed(t *testing.T) {
 	if got := rec.Body.String(); got != string(openAPIDocument) {
 		t.Errorf("body: got %d bytes, want the embedded document (%d bytes)", len(got), len(openAPIDocument))
 	}
+}
+
+// TestOpenAPIParameters checks that every path template parameter is
+// declared (directly or through components/parameters) and that nothing
+// else is declared in the path, and that the ledger routes document their
+// 400 (where they take a sequence or a query), 404 and 503 answers.
+func TestOpenAPIParameters(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage `json:"paths"`
+		Components struct {
+			Parameters map[string]openAPIParam `json:"parameters"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIDocument, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	for path, item := range doc.Paths {
+		for method, raw := range item {
+			if !slices.Contains(httpMethods, method) {
+				continue
+			}
+			var op struct {
+				Parameters []openAPIParam `json:"parameters"`
+				Responses  map[string]any `json:"responses"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			name := strings.ToUpper(method) + " " + path
+			var inPath []string
+			query := false
+			for _, p := range op.Parameters {
+				if ref, ok := strings.CutPrefix(p.Ref, "#/components/parameters/"); ok {
+					def, found := doc.Components.Parameters[ref]
+					if !found {
+						t.Errorf("%s: parameter $ref %s: got nothing, want a definition", name, p.Ref)
+						continue
+					}
+					p = def
+				}
+				switch p.In {
+				case "path":
+					if !p.Required {
+						t.Errorf("%s: path parameter %s: got required false, want true", name, p.Name)
+					}
+					inPath = append(inPath, p.Name)
+				case "query":
+					query = true
+				}
+			}
+			var want []string
+			for _, seg := range strings.Split(path, "/") {
+				if p, ok := strings.CutPrefix(seg, "{"); ok {
+					want = append(want, strings.TrimSuffix(p, "}"))
+				}
+			}
+			slices.Sort(inPath)
+			slices.Sort(want)
+			if !slices.Equal(inPath, want) {
+				t.Errorf("%s: got path parameters %v, want %v", name, inPath, want)
+			}
+			if !strings.HasPrefix(path, "/v1/ledger/") {
+				continue
+			}
+			codes := []string{"404", "503"}
+			if query || slices.Contains(want, "sequence") {
+				codes = append(codes, "400")
+			}
+			for _, code := range codes {
+				if _, ok := op.Responses[code]; !ok {
+					t.Errorf("%s: got no %s response documented, want one", name, code)
+				}
+			}
+		}
+	}
+}
+
+type openAPIParam struct {
+	Ref      string `json:"$ref"`
+	Name     string `json:"name"`
+	In       string `json:"in"`
+	Required bool   `json:"required"`
 }

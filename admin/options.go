@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/vigilhq/vigil/ledger"
 )
 
 // Role is what an API key may do. Roles are ordered: each includes the
@@ -58,8 +60,9 @@ type Info struct {
 	// Store is "embedded" or "redis"; "" means "embedded".
 	Store               string
 	ControlPlaneEnabled bool
-	LedgerEnabled       bool
-	OptimizerEnabled    bool
+	// LedgerEnabled is reported as is; it should equal Options.Ledger != nil.
+	LedgerEnabled    bool
+	OptimizerEnabled bool
 	// ProxyAddress is the forward proxy's listen address (host:port).
 	ProxyAddress string
 	// Features lists optional features that are on (e.g. "ui", "metrics",
@@ -76,6 +79,11 @@ type Options struct {
 	Keys []Key
 	// Info is reported by GET /v1/info.
 	Info Info
+	// Ledger records every decision of POST /v1/evaluate and serves the
+	// /v1/ledger routes. Nil means the ledger is disabled
+	// (runtime.enable_ledger: false): evaluate answers "ledger": null and
+	// every ledger route 404. The caller owns it (and closes its store).
+	Ledger *ledger.Ledger
 	// Playground enables POST /v1/playground/evaluate; when false the route
 	// answers 404.
 	Playground bool

@@ -9,12 +9,14 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/vigilhq/vigil/admin/wire"
+	"github.com/vigilhq/vigil/ledger"
 )
 
 // Server is the admin API. It is immutable once New returns and safe for
 // concurrent use.
 type Server struct {
 	gov        Governor
+	ledger     *ledger.Ledger // nil: the ledger is disabled
 	keys       *keyring
 	info       wire.Info
 	playground bool
@@ -38,6 +40,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		gov:        opts.Governor,
+		ledger:     opts.Ledger,
 		keys:       newKeyring(opts.Keys),
 		info:       newInfo(opts.Info, time.Now()),
 		playground: opts.Playground,
@@ -73,6 +76,13 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/agents/:agent_id", RoleViewer, s.getAgent},
 		{http.MethodPut, "/v1/agents/:agent_id", RoleAdmin, s.putAgent},
 		{http.MethodGet, "/v1/archetypes", RoleViewer, s.listArchetypes},
+		{http.MethodGet, "/v1/ledger/:agent_id", RoleViewer, s.listEntries},
+		{http.MethodGet, "/v1/ledger/:agent_id/latest", RoleViewer, s.latestEntry},
+		{http.MethodGet, "/v1/ledger/:agent_id/verify", RoleViewer, s.verifyChain},
+		{http.MethodGet, "/v1/ledger/:agent_id/export", RoleViewer, s.exportChain},
+		{http.MethodGet, "/v1/ledger/:agent_id/:sequence", RoleViewer, s.getEntry},
+		{http.MethodGet, "/v1/ledger/:agent_id/trace/:sequence", RoleViewer, s.traceEntry},
+		{http.MethodGet, "/v1/ledger/:agent_id/narrative/:sequence", RoleViewer, s.narrateEntry},
 	}
 }
 

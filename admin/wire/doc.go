@@ -5,7 +5,9 @@
 // The nouns: [Evaluation] (the verdict object of POST /v1/evaluate),
 // [EvaluateRequest], [Agent] and [AgentSummary] (views of an agent's state),
 // [Contract] (an agent's contract as sent and returned), [Archetype], [Info],
-// [Health] and [ErrorResponse] (the one error envelope).
+// [Health], [ErrorResponse] (the one error envelope), and the ledger bodies
+// [LedgerEntries], [LedgerTrace] and [LedgerReport] ([LedgerRef] points at
+// one entry).
 //
 // Invariants:
 //   - Every JSON field name is snake_case; the structs here are the wire
@@ -17,6 +19,9 @@
 //     ([Time]).
 //   - Conversions (NewEvaluation, NewAgent, NewContract, ...) copy: a wire
 //     value never aliases the governor value it was built from.
+//   - Ledger entries are not structs here: they are the stored bytes
+//     (ledger.Record.JSON) carried as json.RawMessage, so that what a client
+//     receives verifies with the published hash rule.
 //
 // The package imports no HTTP framework: it is plain data and may be used by
 // any client.
