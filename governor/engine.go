@@ -20,6 +20,7 @@ type Engine struct {
 	cfg          Config
 	clock        func() time.Time
 	deliberators []Deliberator
+	noTrace      bool
 
 	regMu    sync.Mutex // serializes writers of agents
 	agents   atomic.Pointer[map[string]*agent]
@@ -38,6 +39,11 @@ func WithClock(now func() time.Time) Option { return func(e *Engine) { e.clock =
 func WithDeliberators(d ...Deliberator) Option {
 	return func(e *Engine) { e.deliberators = append(e.deliberators, d...) }
 }
+
+// WithoutTrace stops recording pipeline steps: decisions carry the verdict,
+// scores and state but an empty Pipeline. For a Vigil running without its
+// ledger (runtime.enable_ledger: false), where no trace would be kept.
+func WithoutTrace() Option { return func(e *Engine) { e.noTrace = true } }
 
 // Deliberator is a custom tier 3 reviewer. It returns decided=false to leave
 // the decision to the next deliberator or the built-in rules.

@@ -404,3 +404,32 @@ func TestConcurrentEvaluations(t *testing.T) {
 		t.Errorf("shared: got %d in flight, want 0", got)
 	}
 }
+
+func TestWithoutTrace(t *testing.T) {
+	e, err := New(DefaultConfig(), WithoutTrace())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetContract(Contract{AgentID: "a", Scope: []string{"read"}}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		act  Action
+		want Verdict
+	}{
+		{"allowed", Action{Type: "read", Target: "x", Parameters: map[string]any{"q": 1.0}}, Allow},
+		{"vetoed", Action{Type: "delete", Target: "x"}, Deny},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := e.Evaluate(Request{AgentID: "a", Action: tc.act})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Verdict != tc.want || len(d.Pipeline) != 0 || len(d.Scores) != 13 {
+				t.Errorf("got %v with %d steps and %d scores; want %v, no steps, 13 scores", d.Verdict, len(d.Pipeline), len(d.Scores), tc.want)
+			}
+		})
+	}
+}

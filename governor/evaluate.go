@@ -47,7 +47,7 @@ func (e *Engine) Evaluate(req Request) (d *Decision, err error) {
 	ev := &evaluation{
 		cfg: &e.cfg, cc: a.contract, st: &a.st, ov: ov, rules: e.rules.Load(), req: &req,
 		act: &d.Action, d: d, now: now, inflight: a.inflight.Load(), mark: start,
-		deliberators: e.deliberators, blk: blk,
+		deliberators: e.deliberators, blk: blk, noTrace: e.noTrace,
 	}
 	ev.thresholds = e.cfg.Thresholds.Scale(ov.thresholdFactor())
 	d.Contract = &a.contract.spec
@@ -81,6 +81,7 @@ type evaluation struct {
 	deliberators []Deliberator
 	thresholds   Thresholds
 	blk          *decisionBlock
+	noTrace      bool
 
 	baseWeights [numDims]float64
 	weightDelta [numDims]float64
@@ -102,6 +103,9 @@ type evaluation struct {
 }
 
 func (ev *evaluation) step(name string, in, out any, decided bool) {
+	if ev.noTrace {
+		return
+	}
 	now := time.Now()
 	ev.d.Pipeline = append(ev.d.Pipeline, Step{Name: name, Input: in, Output: out, Decided: decided, Duration: now.Sub(ev.mark)})
 	ev.mark = now

@@ -59,8 +59,27 @@ func freePort(t *testing.T) int {
 type server struct {
 	cmd    *exec.Cmd
 	base   string
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	done   chan error
+}
+
+// syncBuffer is a bytes.Buffer that the child's stderr copier and the test
+// may use at the same time.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func startServe(t *testing.T, config string, extra ...string) *server {
@@ -75,12 +94,12 @@ func startServe(t *testing.T, config string, extra ...string) *server {
 		"--proxy-port", fmt.Sprint(proxyPort), "--data-dir", filepath.Join(dir, "data")}, extra...)
 	cmd := exec.Command(vigilBinary(t), args...)
 	cmd.Env = append(os.Environ(), "VIGIL_API_KEY=", "VIGIL_REDIS_URL=")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: &stderr, done: make(chan error, 1)}
+	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: stderr, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()

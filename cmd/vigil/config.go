@@ -32,6 +32,7 @@ type fileConfig struct {
 	Server  serverConfig   `yaml:"server"`
 	APIKeys []apiKeyConfig `yaml:"api_keys"`
 	Proxy   proxyConfig    `yaml:"proxy"`
+	Ledger  ledgerConfig   `yaml:"ledger"`
 	Agents  []agentConfig  `yaml:"agents"`
 	Routes  []routeConfig  `yaml:"routes"`
 	Rules   []ruleConfig   `yaml:"rules"`
@@ -42,6 +43,14 @@ type runtimeConfig struct {
 	EnableControlPlane *bool `yaml:"enable_control_plane"`
 	EnableLedger       *bool `yaml:"enable_ledger"`
 	EnableOptimizer    *bool `yaml:"enable_optimizer"`
+}
+
+// ledgerConfig configures the behaviour ledger's embedded store.
+type ledgerConfig struct {
+	// Durability: "sync" (default; fsynced before the call proceeds, group
+	// committed) or "process" (written to the OS before the call proceeds,
+	// fsynced within 50 ms).
+	Durability string `yaml:"durability"`
 }
 
 // serverConfig holds the settings of `vigil serve` that may also be given as

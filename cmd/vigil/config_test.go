@@ -432,3 +432,26 @@ func TestContractsShareNothing(t *testing.T) {
 		t.Errorf("contracts() shares memory with the config: got %+v", c.Agents)
 	}
 }
+
+func TestLedgerDurability(t *testing.T) {
+	cases := []struct {
+		name, yaml, wantErr string
+	}{
+		{"absent is sync", "", ""},
+		{"sync", "ledger: {durability: sync}\n", ""},
+		{"process", "ledger: {durability: process}\n", ""},
+		{"unknown mode", "ledger: {durability: fast}\n", "ledger.durability"},
+		{"unknown key", "ledger: {durable: sync}\n", `unknown key "durable"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig([]byte(tc.yaml))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("got %v, want no error", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("got %v, want an error naming %s", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -98,6 +98,11 @@ func (c *fileConfig) validate() error {
 	}
 
 	// proxy
+	switch c.Ledger.Durability {
+	case "", "sync", "process":
+	default:
+		add("ledger.durability", "must be sync or process, got %q", c.Ledger.Durability)
+	}
 	if t := c.Proxy.HoldTimeoutSeconds; t != nil && (*t < 1 || *t > maxHoldTimeoutSeconds) {
 		add("proxy.hold_timeout_seconds", "must be between 1 and %d, got %d", maxHoldTimeoutSeconds, *t)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/vigilhq/vigil/admin"
 	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/ledger"
 )
 
 // shutdownGrace bounds how long in-flight admin requests may take to finish
@@ -49,12 +51,6 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
 		return 1
 	}
-	if settings.RedisURL != "" {
-		// Refuse rather than silently run on the embedded store: an operator
-		// who asks for shared state must not get a private one.
-		fmt.Fprintln(stderr, "vigil serve: --redis-url: the Redis store is not available in this version yet; run without it to use the embedded store")
-		return 1
-	}
 	for name, on := range map[string]bool{"--ui": settings.UI, "--metrics": settings.Metrics, "--sim-mode": settings.SimMode} {
 		if on {
 			log.Warn("feature not available in this version yet; flag ignored", "flag", name)
@@ -66,6 +62,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
 		return 1
 	}
+	st, err := openStores(ctx, settings, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := st.close(); err != nil {
+			log.Error("closing stores", "err", err)
+		}
+	}()
+	var led *ledger.Ledger
+	if st.ledger != nil {
+		led = ledger.New(st.ledger)
+		if fs, ok := st.ledger.(*ledger.FileStore); ok {
+			r := fs.Recovery()
+			log.Info("ledger opened", "records", r.Records, "torn_tail_bytes_cut", r.TruncatedBytes,
+				"durability", cmp.Or(cfg.Ledger.Durability, "sync"))
+		}
+	}
 	keys := apiKeys(cfg, getenv)
 	if len(keys) == 0 {
 		log.Warn("no API keys configured (api_keys or VIGIL_API_KEY): every /v1 route but /v1/health answers 401")
@@ -75,12 +90,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Governor: engine,
 		Keys:     keys,
 		Info: admin.Info{
-			Version: version, StartedAt: started, Store: "embedded",
-			ControlPlaneEnabled: cfg.controlPlaneEnabled(), LedgerEnabled: cfg.ledgerEnabled(), OptimizerEnabled: cfg.optimizerEnabled(),
+			Version: version, StartedAt: started, Store: st.storeName(),
+			ControlPlaneEnabled: cfg.controlPlaneEnabled(), LedgerEnabled: led != nil, OptimizerEnabled: cfg.optimizerEnabled(),
 			ProxyAddress: net.JoinHostPort(settings.ProxyHost, strconv.Itoa(settings.ProxyPort)),
-			Features:     features(settings),
+			Features:     features(settings, led != nil),
 		},
 		Playground: settings.Playground,
+		Ledger:     led,
 		Logger:     log,
 	})
 	if err != nil {
@@ -105,7 +121,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("vigil serving", "version", version, "admin", ln.Addr().String(), "store", "embedded",
+	log.Info("vigil serving", "version", version, "admin", ln.Addr().String(), "store", st.storeName(), "ledger", led != nil,
 		"agents", len(engine.Agents()), "rules", len(engine.Rules()), "playground", settings.Playground)
 
 	select {
@@ -115,7 +131,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	case <-ctx.Done():
 	}
 	// Shutdown order (ARCHITECTURE.md): stop accepting and finish in-flight
-	// requests; the proxy, ledger flush and store close join here as they land.
+	// requests (each has its ledger entry by then); the deferred close then
+	// flushes the ledger and closes the stores. The proxy joins here.
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -123,6 +140,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		log.Error("admin API shutdown", "err", err)
 		return 1
 	}
+	if err := st.close(); err != nil {
+		log.Error("closing stores", "err", err)
+		return 1
+	}
+	st = &stores{}
 	log.Info("stopped cleanly")
 	return 0
 }
@@ -130,7 +152,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 // buildGovernor creates the engine and installs the contracts and rules of
 // the configuration (already validated).
 func buildGovernor(cfg *fileConfig) (*governor.Engine, error) {
-	engine, err := governor.New(governor.DefaultConfig())
+	var opts []governor.Option
+	if !cfg.ledgerEnabled() {
+		opts = append(opts, governor.WithoutTrace()) // no ledger: no trace to keep
+	}
+	engine, err := governor.New(governor.DefaultConfig(), opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +187,11 @@ func apiKeys(cfg *fileConfig, getenv func(string) string) []admin.Key {
 }
 
 // features lists what this process serves, for GET /v1/info.
-func features(s serveSettings) []string {
+func features(s serveSettings, ledgerOn bool) []string {
 	f := []string{"evaluate", "agents", "archetypes"}
+	if ledgerOn {
+		f = append(f, "ledger")
+	}
 	if s.Playground {
 		f = append(f, "playground")
 	}
