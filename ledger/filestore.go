@@ -81,9 +81,10 @@ type FileStore struct {
 	failed error
 
 	queue   chan *writeReq
-	stopped chan struct{}
-	flushMu sync.Mutex // process mode: guards dirty
+	stopped chan struct{} // closed when the committer has written everything
+	flushMu sync.Mutex    // process mode: guards dirty
 	dirty   bool
+	flushed chan struct{} // process mode: closed when the flusher has stopped
 }
 
 // chain is one agent's chain. tail is the head that appenders build on
@@ -137,7 +138,7 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	s := &FileStore{opts: opts, f: f, chains: map[string]*chain{},
-		queue: make(chan *writeReq, 4*opts.MaxBatch), stopped: make(chan struct{})}
+		queue: make(chan *writeReq, 4*opts.MaxBatch), stopped: make(chan struct{}), flushed: make(chan struct{})}
 	end, err := s.load()
 	if err != nil {
 		f.Close()
@@ -148,6 +149,9 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	go s.commit(end)
+	if opts.Durability == DurabilityProcess {
+		go s.flusher()
+	}
 	return s, nil
 }
 
@@ -352,25 +356,11 @@ func (s *FileStore) chainFor(agentID string) (*chain, error) {
 // acknowledges them all: group commit.
 func (s *FileStore) commit(off int64) {
 	defer close(s.stopped)
-	var flushTick <-chan time.Time
-	if s.opts.Durability == DurabilityProcess {
-		t := time.NewTicker(s.opts.FlushInterval / 2)
-		defer t.Stop()
-		flushTick = t.C
-	}
 	batch := make([]*writeReq, 0, s.opts.MaxBatch)
 	var buf []byte
 	for {
-		var first *writeReq
-		var ok bool
-		select {
-		case first, ok = <-s.queue:
-		case <-flushTick:
-			s.flush()
-			continue
-		}
+		first, ok := <-s.queue
 		if !ok {
-			s.flush()
 			return
 		}
 		batch, buf = append(batch[:0], first), buf[:0]
@@ -415,6 +405,23 @@ func (s *FileStore) commit(off int64) {
 			r.c.mu.Unlock()
 			off += int64(len(r.frame))
 			r.done <- nil
+		}
+	}
+}
+
+// flusher fsyncs process-mode writes every half FlushInterval, on its own
+// goroutine so that appends never wait for it.
+func (s *FileStore) flusher() {
+	defer close(s.flushed)
+	t := time.NewTicker(s.opts.FlushInterval / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.flush()
+		case <-s.stopped:
+			s.flush()
+			return
 		}
 	}
 }
@@ -549,6 +556,9 @@ func (s *FileStore) Close() error {
 	close(s.queue)
 	s.mu.Unlock()
 	<-s.stopped
+	if s.opts.Durability == DurabilityProcess {
+		<-s.flushed
+	}
 	err := s.f.Sync()
 	if cerr := s.f.Close(); err == nil {
 		err = cerr

@@ -815,7 +815,14 @@ func topLevelValue(obj []byte, key string) (start, end int, ok bool) {
 	if len(obj) < 2 || obj[0] != '{' {
 		return 0, 0, false
 	}
-	for i := 1; i < len(obj) && obj[i] == '"'; {
+	return topLevelValueAt(obj, 1, key)
+}
+
+// topLevelValueAt is topLevelValue resuming the member walk at obj[i], the
+// opening quote of a top-level member name (just after a ',' that followed
+// an earlier member's value): a later key is found without rescanning.
+func topLevelValueAt(obj []byte, i int, key string) (start, end int, ok bool) {
+	for i < len(obj) && obj[i] == '"' {
 		nameEnd := skipString(obj, i) // past the closing '"'
 		if nameEnd < 0 || nameEnd >= len(obj) || obj[nameEnd] != ':' {
 			return 0, 0, false

@@ -18,6 +18,7 @@ import (
 // them back. It is safe for concurrent use; its persistence is a Store.
 type Ledger struct {
 	store Store
+	bufs  sync.Pool // *encodeBufs, reused between appends
 
 	mu     sync.Mutex
 	recent map[string]*recentIDs // per agent: action id → sequence
@@ -44,7 +45,12 @@ func (l *Ledger) Store() Store { return l.store }
 // the store promises: the caller may then act on the decision.
 func (l *Ledger) Append(ctx context.Context, d *governor.Decision) (*Record, error) {
 	e := assemble(d, func(actionID string) int64 { return l.resolve(ctx, d.AgentID, actionID) })
-	t, err := newTemplate(e)
+	bufs, _ := l.bufs.Get().(*encodeBufs)
+	if bufs == nil {
+		bufs = &encodeBufs{}
+	}
+	defer l.bufs.Put(bufs)
+	t, err := newTemplate(e, bufs)
 	if err != nil {
 		return nil, err
 	}
@@ -98,21 +104,34 @@ type template struct {
 	seqStart, seqEnd           int // the sequence value
 }
 
-func newTemplate(e *entryOut) (*template, error) {
+// encodeBufs are the scratch buffers of one append; the template's body
+// lives in canon until the append returns (seal copies it).
+type encodeBufs struct {
+	raw   bytes.Buffer
+	canon []byte
+}
+
+func newTemplate(e *entryOut, bufs *encodeBufs) (*template, error) {
 	e.Sequence, e.PrevHash = 0, ZeroHash
-	raw, err := json.Marshal(e)
-	if err != nil {
+	bufs.raw.Reset()
+	enc := json.NewEncoder(&bufs.raw)
+	enc.SetEscapeHTML(false) // canonical JSON writes <, > and & as they are
+	if err := enc.Encode(e); err != nil {
 		return nil, fmt.Errorf("ledger: encoding the entry: %w", err)
 	}
-	body, err := Canonicalize(make([]byte, 0, len(raw)), raw)
+	body, err := Canonicalize(bufs.canon[:0], bufs.raw.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("ledger: canonicalizing the entry: %w", err)
 	}
+	bufs.canon = body
 	t := &template{agentID: e.AgentID, verdict: e.Verdict.Decision, actionID: e.ActionID, body: body}
 	var ok1, ok2 bool
 	t.prevStart, t.prevEnd, ok1 = topLevelValue(body, "prev_hash")
-	t.seqStart, t.seqEnd, ok2 = topLevelValue(body, "sequence")
-	if !ok1 || !ok2 || t.prevEnd > t.seqStart {
+	// "sequence" sorts after "prev_hash": resume the walk after its value.
+	if ok1 && t.prevEnd < len(body) && body[t.prevEnd] == ',' {
+		t.seqStart, t.seqEnd, ok2 = topLevelValueAt(body, t.prevEnd+1, "sequence")
+	}
+	if !ok1 || !ok2 {
 		return nil, errors.New("ledger: canonical entry lacks prev_hash or sequence")
 	}
 	return t, nil
