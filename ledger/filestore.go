@@ -474,7 +474,8 @@ func (s *FileStore) Get(_ context.Context, agentID string, seq int64) (*Record, 
 	return s.read(p)
 }
 
-// Range implements Store.
+// Range implements Store. Records that lie next to each other in the log
+// are read with one read of up to rangeChunk bytes.
 func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, fn func(*Record) error) error {
 	c, err := s.existing(agentID)
 	if err != nil || c == nil {
@@ -484,20 +485,41 @@ func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, f
 	idx := c.index[:len(c.index):len(c.index)]
 	c.mu.RUnlock()
 	from, to = max(from, 1), min(to, int64(len(idx)))
-	for seq := from; seq <= to; seq++ {
+	var buf []byte
+	for seq := from; seq <= to; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rec, err := s.read(idx[seq-1])
-		if err != nil {
-			return err
+		// The run of adjacent records starting at seq, within rangeChunk.
+		first := idx[seq-1]
+		end, last := first.off+int64(first.n), seq
+		for last < to && idx[last].off == end && end-first.off+int64(idx[last].n) <= rangeChunk {
+			end += int64(idx[last].n)
+			last++
 		}
-		if err := fn(rec); err != nil {
-			return err
+		if int64(cap(buf)) < end-first.off {
+			buf = make([]byte, end-first.off)
+		}
+		run := buf[:end-first.off]
+		if _, err := s.f.ReadAt(run, first.off); err != nil {
+			return fmt.Errorf("ledger: reading offset %d: %w", first.off, err)
+		}
+		for ; seq <= last; seq++ {
+			p := idx[seq-1]
+			rec, err := parseFrame(run[p.off-first.off:p.off-first.off+int64(p.n)], p.off)
+			if err != nil {
+				return err
+			}
+			if err := fn(rec); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
+
+// rangeChunk bounds one read of Range.
+const rangeChunk = 1 << 20
 
 // Latest implements Store.
 func (s *FileStore) Latest(_ context.Context, agentID, verdict string, limit int) ([]*Record, error) {
@@ -581,9 +603,20 @@ func (s *FileStore) read(p pos) (*Record, error) {
 	if _, err := s.f.ReadAt(buf, p.off); err != nil {
 		return nil, fmt.Errorf("ledger: reading offset %d: %w", p.off, err)
 	}
-	n := binary.LittleEndian.Uint32(buf[0:4])
-	if int(n)+frameHead != len(buf) || crc32.Checksum(buf[frameHead:], castagnoli) != binary.LittleEndian.Uint32(buf[4:8]) {
-		return nil, fmt.Errorf("%w: record at offset %d changed on disk", ErrCorrupt, p.off)
+	return parseFrame(buf, p.off)
+}
+
+// parseFrame checks a whole frame (length and CRC) read from offset off and
+// decodes its record. The record's Body is copied out of frame.
+func parseFrame(frame []byte, off int64) (*Record, error) {
+	n := binary.LittleEndian.Uint32(frame[0:4])
+	if int(n)+frameHead != len(frame) || crc32.Checksum(frame[frameHead:], castagnoli) != binary.LittleEndian.Uint32(frame[4:8]) {
+		return nil, fmt.Errorf("%w: record at offset %d changed on disk", ErrCorrupt, off)
 	}
-	return decodePayload(buf[frameHead:])
+	rec, err := decodePayload(frame[frameHead:])
+	if err != nil {
+		return nil, err
+	}
+	rec.Body = append([]byte(nil), rec.Body...)
+	return rec, nil
 }
