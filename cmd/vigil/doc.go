@@ -1,6 +1,8 @@
 // Command vigil is the Vigil governance sidecar and its command-line client.
 //
-//	vigil serve [flags]     start the admin API (and, as they land, the proxy and stores)
+//	vigil serve [flags]     start the admin API with the ledger (and, as they land, the proxy)
+//	vigil ledger ...        read, verify and export ledger chains from a server
+//	vigil ledger verify-file FILE   verify an exported chain offline
 //	vigil version           print the version
 //
 // This package is the only composition root: it reads flags, the YAML
