@@ -23,8 +23,9 @@ func BenchmarkEntryBuild(b *testing.B) {
 	}
 	b.ReportAllocs()
 	bufs := &encodeBufs{}
+	var enc canonEncoder
 	for b.Loop() {
-		t, err := newTemplate(assemble(d, func(string) int64 { return 0 }), bufs)
+		t, err := newTemplate(&enc, assemble(d, func(string) int64 { return 0 }), bufs)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -18,7 +18,8 @@ import (
 // them back. It is safe for concurrent use; its persistence is a Store.
 type Ledger struct {
 	store Store
-	bufs  sync.Pool // *encodeBufs, reused between appends
+	enc   canonEncoder // writes entries; keeps its plans of their types
+	bufs  sync.Pool    // *encodeBufs, reused between appends
 
 	mu     sync.Mutex
 	recent map[string]*recentIDs // per agent: action id → sequence
@@ -50,7 +51,7 @@ func (l *Ledger) Append(ctx context.Context, d *governor.Decision) (*Record, err
 		bufs = &encodeBufs{}
 	}
 	defer l.bufs.Put(bufs)
-	t, err := newTemplate(e, bufs)
+	t, err := newTemplate(&l.enc, e, bufs)
 	if err != nil {
 		return nil, err
 	}
@@ -107,31 +108,29 @@ type template struct {
 // encodeBufs are the scratch buffers of one append; the template's body
 // lives in canon until the append returns (seal copies it).
 type encodeBufs struct {
-	raw   bytes.Buffer
 	canon []byte
+	enc   canonState
 }
 
-func newTemplate(e *entryOut, bufs *encodeBufs) (*template, error) {
+// newTemplate writes the canonical body of e with enc: exactly
+// Canonicalize(json.Marshal(e)), in one pass.
+func newTemplate(enc *canonEncoder, e *entryOut, bufs *encodeBufs) (*template, error) {
 	e.Sequence, e.PrevHash = 0, ZeroHash
-	bufs.raw.Reset()
-	enc := json.NewEncoder(&bufs.raw)
-	enc.SetEscapeHTML(false) // canonical JSON writes <, > and & as they are
-	if err := enc.Encode(e); err != nil {
-		return nil, fmt.Errorf("ledger: encoding the entry: %w", err)
-	}
-	body, err := Canonicalize(bufs.canon[:0], bufs.raw.Bytes())
+	body, err := enc.appendValue(bufs.canon[:0], e, &bufs.enc)
 	if err != nil {
-		return nil, fmt.Errorf("ledger: canonicalizing the entry: %w", err)
+		return nil, fmt.Errorf("ledger: encoding the entry: %w", err)
 	}
 	bufs.canon = body
 	t := &template{agentID: e.AgentID, verdict: e.Verdict.Decision, actionID: e.ActionID, body: body}
+	// The encoder knows where it wrote the two values of a struct.
 	var ok1, ok2 bool
-	t.prevStart, t.prevEnd, ok1 = topLevelValue(body, "prev_hash")
-	// "sequence" sorts after "prev_hash": resume the walk after its value.
-	if ok1 && t.prevEnd < len(body) && body[t.prevEnd] == ',' {
-		t.seqStart, t.seqEnd, ok2 = topLevelValueAt(body, t.prevEnd+1, "sequence")
-	}
+	t.prevStart, t.prevEnd, ok1 = bufs.enc.member("prev_hash")
+	t.seqStart, t.seqEnd, ok2 = bufs.enc.member("sequence")
 	if !ok1 || !ok2 {
+		t.prevStart, t.prevEnd, ok1 = topLevelValue(body, "prev_hash")
+		t.seqStart, t.seqEnd, ok2 = topLevelValue(body, "sequence")
+	}
+	if !ok1 || !ok2 || t.prevEnd >= t.seqStart || body[t.prevStart] != '"' {
 		return nil, errors.New("ledger: canonical entry lacks prev_hash or sequence")
 	}
 	return t, nil
@@ -399,8 +398,13 @@ func (v *verifier) fail(seq int64, reason string) error {
 // checkBody checks the sequence and prev_hash written inside a canonical
 // body against the chain so far, then advances.
 func (v *verifier) checkBody(seq int64, body []byte, hash string) error {
-	ss, se, ok1 := topLevelValue(body, "sequence")
+	// One walk: "sequence" sorts after "prev_hash" in canonical JSON.
 	ps, pe, ok2 := topLevelValue(body, "prev_hash")
+	var ss, se int
+	ok1 := false
+	if ok2 && pe < len(body) && body[pe] == ',' {
+		ss, se, ok1 = topLevelValueAt(body, pe+1, "sequence")
+	}
 	if !ok1 || !ok2 {
 		return v.fail(v.next, "the entry lacks sequence or prev_hash")
 	}
