@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -293,19 +294,61 @@ func (l *Ledger) Verify(ctx context.Context, agentID string) (Report, error) {
 		return Report{}, err
 	}
 	v := newVerifier(agentID)
+	batch := make([]*Record, 0, verifyBatch)
 	err = l.store.Range(ctx, agentID, 1, h.Sequence, func(r *Record) error {
-		if r.Hash != hashHex(r.Body) {
+		if batch = append(batch, r); len(batch) == verifyBatch {
+			err := v.checkRecords(batch)
+			batch = batch[:0]
+			return err
+		}
+		return nil
+	})
+	if err == nil {
+		err = v.checkRecords(batch)
+	}
+	if err == nil && v.next-1 != h.Sequence {
+		err = v.fail(v.next, "entries are missing before the head")
+	}
+	return v.report(err)
+}
+
+// verifyBatch is how many stored records Verify hashes at a time.
+const verifyBatch = 256
+
+// checkRecords verifies stored records in chain order. The hashes, the
+// costly part, are computed on every core; the links are then checked one
+// after the other.
+func (v *verifier) checkRecords(recs []*Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	ok := make([]bool, len(recs))
+	at := make([]bodyLinks, len(recs))
+	workers := min(runtime.GOMAXPROCS(0), len(recs))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(recs); i += workers {
+				ok[i] = recs[i].Hash == hashHex(recs[i].Body)
+				at[i] = findLinks(recs[i].Body)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, r := range recs {
+		if !ok[i] {
 			return v.fail(r.Sequence, "the hash is not the SHA-256 of the entry")
 		}
 		if r.Sequence != v.next || r.PrevHash != v.prev {
 			return v.fail(v.next, "the stored link does not follow the previous entry")
 		}
-		return v.checkBody(r.Sequence, r.Body, r.Hash)
-	})
-	if err == nil && v.next-1 != h.Sequence {
-		err = v.fail(v.next, "entries are missing before the head")
+		if err := v.checkLinks(r.Sequence, r.Body, at[i], r.Hash); err != nil {
+			return err
+		}
 	}
-	return v.report(err)
+	return nil
 }
 
 // VerifyStream verifies an exported chain (JSON Lines, oldest first) with
@@ -398,16 +441,32 @@ func (v *verifier) fail(seq int64, reason string) error {
 // checkBody checks the sequence and prev_hash written inside a canonical
 // body against the chain so far, then advances.
 func (v *verifier) checkBody(seq int64, body []byte, hash string) error {
-	// One walk: "sequence" sorts after "prev_hash" in canonical JSON.
-	ps, pe, ok2 := topLevelValue(body, "prev_hash")
-	var ss, se int
-	ok1 := false
-	if ok2 && pe < len(body) && body[pe] == ',' {
-		ss, se, ok1 = topLevelValueAt(body, pe+1, "sequence")
+	return v.checkLinks(seq, body, findLinks(body), hash)
+}
+
+// bodyLinks locates the top-level prev_hash and sequence values of a
+// canonical body (ok false when either is missing).
+type bodyLinks struct {
+	ps, pe, ss, se int
+	ok             bool
+}
+
+// findLinks walks a canonical body once: "sequence" sorts after "prev_hash".
+func findLinks(body []byte) bodyLinks {
+	var l bodyLinks
+	var ok bool
+	if l.ps, l.pe, ok = topLevelValue(body, "prev_hash"); ok && l.pe < len(body) && body[l.pe] == ',' {
+		l.ss, l.se, l.ok = topLevelValueAt(body, l.pe+1, "sequence")
 	}
-	if !ok1 || !ok2 {
+	return l
+}
+
+// checkLinks is checkBody with the values already located.
+func (v *verifier) checkLinks(seq int64, body []byte, at bodyLinks, hash string) error {
+	if !at.ok {
 		return v.fail(v.next, "the entry lacks sequence or prev_hash")
 	}
+	ps, pe, ss, se := at.ps, at.pe, at.ss, at.se
 	if got := string(body[ss:se]); got != strconv.FormatInt(v.next, 10) || seq != v.next {
 		return v.fail(v.next, fmt.Sprintf("expected sequence %d, found %s", v.next, got))
 	}
