@@ -367,23 +367,20 @@ func VerifyStream(r io.Reader) (Report, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		var head struct {
-			AgentID  string `json:"agent_id"`
-			Sequence int64  `json:"sequence"`
-		}
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return failedReport(v, fmt.Sprintf("line %d is not a JSON entry: %v", line, err))
-		}
-		if v == nil {
-			v = newVerifier(head.AgentID)
-		}
-		if head.AgentID != v.agentID {
-			return v.report(v.fail(v.next, fmt.Sprintf("line %d belongs to agent %q, not %q", line, head.AgentID, v.agentID)))
-		}
 		var err error
 		canon, err = Canonicalize(canon[:0], raw)
-		if err != nil {
-			return v.report(v.fail(v.next, fmt.Sprintf("line %d is not valid JSON for RFC 8785: %v", line, err)))
+		if err != nil || len(canon) == 0 || canon[0] != '{' {
+			return failedReport(v, fmt.Sprintf("line %d is not a JSON entry valid for RFC 8785: %v", line, err))
+		}
+		agentID, seq, ok := entryHead(canon)
+		if !ok {
+			return failedReport(v, fmt.Sprintf("line %d lacks a string agent_id or an integer sequence", line))
+		}
+		if v == nil {
+			v = newVerifier(agentID)
+		}
+		if agentID != v.agentID {
+			return v.report(v.fail(v.next, fmt.Sprintf("line %d belongs to agent %q, not %q", line, agentID, v.agentID)))
 		}
 		hs, he, ok := topLevelValue(canon, "hash")
 		if !ok || he-hs != 66 {
@@ -394,7 +391,7 @@ func VerifyStream(r io.Reader) (Report, error) {
 		if hashHex(body) != hash {
 			return v.report(v.fail(v.next, "the hash is not the SHA-256 of the canonical entry"))
 		}
-		if err := v.checkBody(head.Sequence, body, hash); err != nil {
+		if err := v.checkBody(seq, body, hash); err != nil {
 			return v.report(err)
 		}
 	}
@@ -405,6 +402,25 @@ func VerifyStream(r io.Reader) (Report, error) {
 		return Report{Valid: true, HeadHash: ZeroHash}, nil
 	}
 	return v.report(nil)
+}
+
+// entryHead reads agent_id and sequence from a canonical entry.
+func entryHead(canon []byte) (agentID string, seq int64, ok bool) {
+	as, ae, ok1 := topLevelValue(canon, "agent_id")
+	ss, se, ok2 := topLevelValue(canon, "sequence")
+	if !ok1 || !ok2 {
+		return "", 0, false
+	}
+	var err error
+	if agentID, err = strconv.Unquote(string(canon[as:ae])); err != nil {
+		if json.Unmarshal(canon[as:ae], &agentID) != nil {
+			return "", 0, false
+		}
+	}
+	if seq, err = strconv.ParseInt(string(canon[ss:se]), 10, 64); err != nil {
+		return "", 0, false
+	}
+	return agentID, seq, true
 }
 
 // withoutMember removes the top-level member whose value is canon[vs:ve]
