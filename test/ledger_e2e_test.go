@@ -112,3 +112,33 @@ func TestLedgerSurvivesRestartAndKill(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// TestLedgerDisabled: with runtime.enable_ledger false nothing is recorded,
+// evaluate answers "ledger": null, the ledger routes say it is disabled,
+// and no ledger file is created.
+func TestLedgerDisabled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	cfg := strings.Replace(quickstart(t), "enable_ledger: true", "enable_ledger: false", 1)
+	if !strings.Contains(cfg, "enable_ledger: false") {
+		t.Fatal("the quickstart no longer has runtime.enable_ledger")
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	s := startServeIn(t, data, cfg)
+	status, out := s.post(t, "/v1/evaluate", "k-ops", `{"agent_id":"support-bot","action":{"type":"read","target":"api.example.com/customers/1"}}`)
+	if status != 200 || out["ledger"] != nil || out["decision"] != "ALLOW" {
+		t.Errorf("evaluate: got %d %v, want ALLOW with ledger null", status, out)
+	}
+	status, out = s.get(t, "/v1/ledger/support-bot/latest", "k-view")
+	if e, _ := out["error"].(map[string]any); status != 404 || !strings.Contains(e["message"].(string), "disabled") {
+		t.Errorf("ledger route: got %d %v, want 404 saying the ledger is disabled", status, out)
+	}
+	_, info := s.get(t, "/v1/info", "k-view")
+	if info["ledger_enabled"] != false {
+		t.Errorf("info: got ledger_enabled %v, want false", info["ledger_enabled"])
+	}
+	if _, err := os.Stat(filepath.Join(data, "ledger", "ledger.log")); !os.IsNotExist(err) {
+		t.Errorf("a ledger file exists with the ledger disabled (%v)", err)
+	}
+}
