@@ -6,10 +6,11 @@
 // The nouns: Plane issues, lists and expires directives; Directive is one
 // directive (its Type, Target and Parameters, issued by an IssueRequest);
 // Event is one provenance event; Store keeps directives and events —
-// FileStore (embedded, in the data directory), MemoryStore, or any
-// implementation that passes controlplanetest.Run. Fleet (the agents a
-// target is resolved against) and Sink (where overlays go) are what the plane
-// needs of the governor; *governor.Engine is both.
+// FileStore (embedded, in the data directory), RedisStore (shared by several
+// sidecars; a Watcher, which tells the plane of changes made elsewhere),
+// MemoryStore, or any implementation that passes controlplanetest.Run. Fleet
+// (the agents a target is resolved against) and Sink (where overlays go) are
+// what the plane needs of the governor; *governor.Engine is both.
 //
 // # How a directive takes effect
 //
@@ -71,6 +72,30 @@
 //     Issue and Expire return ErrDisabled, List returns nothing, Get returns
 //     ErrNotFound, ObserveEvaluation returns at once; Events still reads the
 //     store.
+//
+// # Several sidecars on one Redis
+//
+// RedisStore keeps the directives in one Redis hash and the provenance
+// events in a Redis stream, under one hash tag for the whole fleet
+// ({vigil:cp} by default; see RedisStore for the keys), and is a Watcher:
+// every save publishes the directive's id on a channel. Plane.Run watches
+// it and, on each signal and after each (re)subscription — pub/sub drops
+// what is published while a subscriber is disconnected — calls Reload,
+// which re-reads every directive and republishes the overlays (compiled
+// invariants are kept per directive id). Signals are coalesced: one reload
+// at a time, and one more for whatever arrived meanwhile. Evaluations never
+// wait on Redis: while it is unreachable each sidecar keeps enforcing the
+// last overlays it has, Issue and Expire fail fast (RedisOptions.Timeout),
+// and a failed reload is retried on the next signal and with a backoff. A
+// directive issued on one sidecar binds on the others in about a
+// millisecond (BenchmarkDirectivePropagation; the goal is p99 <= 100 ms).
+// A circuit breaker (gobreaker) in front of Redis comes with the
+// failure-behaviour work.
+//
+// Each sidecar still expires directives whose duration elapsed on its own,
+// so several may record CONTROL.DIRECTIVE_EXPIRED for one directive, and
+// two sidecars changing one directive at once (an Expire racing a release)
+// resolve by the last write.
 //
 // # Caveats
 //

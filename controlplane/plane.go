@@ -36,6 +36,9 @@ type Plane struct {
 	all      map[string]*Directive
 	active   []*Directive // oldest first
 	compiled map[string][]*governor.Invariant
+	// gen counts the changes to the directives in memory, so that Reload
+	// can tell whether one happened while it read the store.
+	gen uint64
 }
 
 // New returns a plane reading the agents of fleet, publishing overlays to
@@ -103,6 +106,7 @@ func (p *Plane) load(stored []Directive) {
 		}
 	}
 	p.compiled = compiled
+	p.gen++
 	p.updateNextDue()
 }
 
@@ -136,6 +140,7 @@ func (p *Plane) put(d *Directive, compiled []*governor.Invariant) {
 		p.active = slices.Delete(p.active, i, i+1)
 		delete(p.compiled, d.ID)
 	}
+	p.gen++
 	p.updateNextDue()
 }
 
@@ -219,11 +224,91 @@ func (p *Plane) ObserveEvaluation() {
 	}
 }
 
-// Run checks expiry every Config.ExpiryInterval until ctx ends. Errors go to
-// the plane's logger. It returns at once when the plane is disabled.
+// Watcher is implemented by a Store that several processes share (the
+// Redis store): it tells the plane when the stored directives may have been
+// changed by another process.
+type Watcher interface {
+	// Watch calls changed whenever the stored directives may have changed:
+	// after each change, by any process, and whenever it (re)connects to
+	// the store, since changes made while it was disconnected are not
+	// signalled. changed does not block. Watch returns nil when ctx ends,
+	// ErrClosed when the store is closed, or an error when it cannot
+	// watch any more.
+	Watch(ctx context.Context, changed func()) error
+}
+
+// Reload re-reads every directive from the store, replaces the ones in
+// memory with them and publishes their overlays; the compiled invariants of
+// enforce directives already known are kept, new ones are compiled. It is
+// how a plane follows the directives other processes issue or expire on a
+// shared store; Run calls it on each signal of a Watcher store. When the
+// store fails, nothing changes: the plane keeps enforcing the overlays it
+// has, and Reload returns the error. A disabled plane does nothing.
+//
+// The store is read without holding the plane's lock (Issue, Expire, List
+// and Get do not wait on it); when the plane changed meanwhile, the read is
+// repeated, and after three such rounds it is made under the lock.
+func (p *Plane) Reload(ctx context.Context) error {
+	if !p.cfg.Enabled {
+		return nil
+	}
+	for range 3 {
+		p.mu.Lock()
+		gen := p.gen
+		p.mu.Unlock()
+		stored, err := p.store.LoadDirectives(ctx)
+		if err != nil {
+			return fmt.Errorf("controlplane: reload directives: %w", err)
+		}
+		p.mu.Lock()
+		if p.gen == gen {
+			p.load(stored)
+			p.publish()
+			p.mu.Unlock()
+			return nil
+		}
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	stored, err := p.store.LoadDirectives(ctx)
+	if err != nil {
+		return fmt.Errorf("controlplane: reload directives: %w", err)
+	}
+	p.load(stored)
+	p.publish()
+	return nil
+}
+
+// Retry delays of a failed Reload in Run: doubling from the first to the
+// last, reset by each signal.
+const (
+	reloadRetryFirst = 100 * time.Millisecond
+	reloadRetryLast  = 5 * time.Second
+	// watchRetry is how long Run waits before watching again after Watch
+	// failed.
+	watchRetry = time.Second
+)
+
+// Run checks expiry every Config.ExpiryInterval until ctx ends. When the
+// store is a Watcher, Run also watches it and calls Reload on each signal,
+// so directives issued or expired by other processes bind here too: bursts
+// of signals are coalesced (one reload runs at a time, and signals arriving
+// meanwhile cause one more), and a reload that fails (the store is
+// unreachable) leaves the last overlays in force and is retried on the next
+// signal and after a backoff (100ms doubling to 5s). Errors go to the
+// plane's logger. Run returns once its goroutines have stopped; it returns
+// at once when the plane is disabled.
 func (p *Plane) Run(ctx context.Context) {
 	if !p.cfg.Enabled {
 		return
+	}
+	if w, ok := p.store.(Watcher); ok {
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		signal := make(chan struct{}, 1)
+		wg.Go(func() { p.watch(ctx, w, signal) })
+		wg.Go(func() { p.reloadOnSignal(ctx, signal) })
 	}
 	t := time.NewTicker(p.cfg.ExpiryInterval)
 	defer t.Stop()
@@ -239,5 +324,67 @@ func (p *Plane) Run(ctx context.Context) {
 				p.log.Error("controlplane: expire due directives", "err", err)
 			}
 		}
+	}
+}
+
+// watch runs w.Watch until ctx ends, watching again after a failure; each
+// change signal is sent on signal unless one is pending already.
+func (p *Plane) watch(ctx context.Context, w Watcher, signal chan<- struct{}) {
+	notify := func() {
+		select {
+		case signal <- struct{}{}:
+		default:
+		}
+	}
+	for {
+		err := w.Watch(ctx, notify)
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, ErrClosed) {
+			p.log.Error("controlplane: store closed; no longer watching for directive changes")
+			return
+		}
+		p.log.Error("controlplane: watch for directive changes; watching again", "err", err, "in", watchRetry)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(watchRetry):
+		}
+	}
+}
+
+// reloadOnSignal calls Reload for each signal until ctx ends, retrying a
+// failed one with a backoff.
+func (p *Plane) reloadOnSignal(ctx context.Context, signal <-chan struct{}) {
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	var delay time.Duration // of the last retry; 0 after a signal
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-signal:
+			delay = 0
+		case <-retry.C:
+		}
+		retry.Stop()
+		err := p.Reload(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			if failing {
+				p.log.Info("controlplane: directives reloaded after failures")
+			}
+			delay, failing = 0, false
+			continue
+		}
+		failing = true
+		delay = min(max(2*delay, reloadRetryFirst), reloadRetryLast)
+		p.log.Error("controlplane: reload directives failed; the last overlays stay in force", "err", err, "retry_in", delay)
+		retry.Reset(delay)
 	}
 }
