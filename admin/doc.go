@@ -1,7 +1,8 @@
 // Package admin serves Vigil's admin API under /v1: infrastructure (health,
 // info, the OpenAPI document), evaluation and the playground, agents and
-// their contracts, archetypes, and the behaviour ledger (/v1/ledger: entries,
-// causal traces, narratives, verification and export). It owns the HTTP router (Gin), API keys
+// their contracts, archetypes, the behaviour ledger (/v1/ledger: entries,
+// causal traces, narratives, verification and export), the control plane's
+// directives (/v1/control/directives) and provenance (/v1/provenance). It owns the HTTP router (Gin), API keys
 // and roles, the one error envelope, request decoding and the OpenAPI
 // document; the JSON shapes themselves live in package admin/wire.
 //
@@ -15,7 +16,8 @@
 //     signature, and the router is reached only through Server.Handler.
 //   - Every /v1 route except GET /v1/health requires X-Api-Key. Roles are
 //     ordered viewer < operator < admin: viewer may call every GET, operator
-//     also evaluate and the playground, admin everything (PUT agents). Keys
+//     also evaluate, the playground and issuing and expiring directives,
+//     admin everything (PUT agents). Keys
 //     are compared in constant time against every configured key, and key
 //     values are never logged.
 //   - Handlers return errors; one middleware turns them into the envelope
@@ -39,6 +41,19 @@
 //     (ledger.Record.JSON), never re-encoded, so a client can verify them.
 //   - Without a ledger every /v1/ledger route answers 404 not_found ("the
 //     ledger is disabled (runtime.enable_ledger: false)").
+//   - The operator of a directive is the principal of the request's key. A
+//     body "operator" that differs is 403 forbidden, unless the key is an
+//     admin's, which may act for another operator (the claim is recorded).
+//   - Without a control plane (Options.Control nil) or with a disabled one,
+//     issuing and expiring answer 409 control_plane_disabled, whose envelope
+//     alone also carries "success": false; the directive list and
+//     provenance are empty. Each POST /v1/evaluate that is not a dry run
+//     counts towards the plane's periodic expiry check
+//     (Plane.ObserveEvaluation), and DELETE runs the check before it
+//     expires the directive asked for.
+//   - A directive that is in force but whose provenance event could not be
+//     recorded is still answered as issued (or expired), and the failure
+//     logged: an error would invite the operator to issue it twice.
 //   - Store failures are 503 unavailable; the cause is logged, never sent.
 //
 // Caveats: an export is streamed; if it fails after the first bytes were

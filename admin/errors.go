@@ -16,6 +16,8 @@ type apiError struct {
 	Code    string
 	Message string
 	Details map[string]any
+	// failed adds "success": false to the envelope (control_plane_disabled).
+	failed bool
 	// cause is the underlying failure of a 503 (or any answer that hides
 	// one): it is logged, never sent.
 	cause error
@@ -51,6 +53,17 @@ func errForbidden(format string, args ...any) *apiError {
 
 func errNotFound(format string, args ...any) *apiError {
 	return &apiError{Status: http.StatusNotFound, Code: wire.CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+func errConflict(format string, args ...any) *apiError {
+	return &apiError{Status: http.StatusConflict, Code: wire.CodeConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+// errControlPlaneDisabled is the 409 of a directive route when the control
+// plane is off; its envelope carries "success": false (API.md section 6).
+func errControlPlaneDisabled() *apiError {
+	return &apiError{Status: http.StatusConflict, Code: wire.CodeControlPlaneDisabled, failed: true,
+		Message: "the control plane is disabled (runtime.enable_control_plane: false)"}
 }
 
 func errTooLarge() *apiError {
@@ -97,5 +110,9 @@ func (e *apiError) envelope() wire.ErrorResponse {
 	if details == nil {
 		details = map[string]any{}
 	}
-	return wire.ErrorResponse{Error: wire.ErrorBody{Code: e.Code, Message: e.Message, Details: details}}
+	out := wire.ErrorResponse{Error: wire.ErrorBody{Code: e.Code, Message: e.Message, Details: details}}
+	if e.failed {
+		out.Success = new(bool)
+	}
+	return out
 }

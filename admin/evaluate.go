@@ -24,7 +24,8 @@ var origins = []string{"user_request", "agent_initiated", "escalation_received"}
 // agent's state and, with a ledger, is recorded before the verdict is
 // returned ("ledger" names the entry; null without a ledger). If the entry
 // cannot be written the answer is 503 and no verdict is returned: a decision
-// that is not recorded is not acted on (fail closed).
+// that is not recorded is not acted on (fail closed). With a control plane,
+// each evaluation counts towards its periodic expiry check.
 func (s *Server) evaluate(c *gin.Context) error {
 	return s.decide(c, false)
 }
@@ -64,6 +65,10 @@ func (s *Server) decide(c *gin.Context, dryRun bool) error {
 			return errUnavailable(err, "the decision could not be recorded; nothing was done")
 		}
 		ref = wire.NewLedgerRef(rec)
+	}
+	if !dryRun && s.control != nil {
+		// Every Config.ExpiryEvery-th evaluation checks directive expiry.
+		s.control.ObserveEvaluation()
 	}
 	return writeJSON(c, http.StatusOK, wire.NewEvaluation(d, ref))
 }

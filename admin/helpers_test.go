@@ -125,9 +125,11 @@ func (r response) wantError(t *testing.T, status int, code string) wire.ErrorBod
 	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("content type: got %q, want application/json; charset=utf-8", ct)
 	}
-	var raw map[string]map[string]json.RawMessage
+	var raw struct {
+		Error map[string]json.RawMessage `json:"error"`
+	}
 	r.decode(t, &raw)
-	if d := string(raw["error"]["details"]); len(d) == 0 || d[0] != '{' {
+	if d := string(raw.Error["details"]); len(d) == 0 || d[0] != '{' {
 		t.Errorf("details: got %q, want a JSON object", d)
 	}
 	var env wire.ErrorResponse

@@ -123,7 +123,11 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		if op.Role != wantRole {
 			t.Errorf("%s: got x-vigil-role %q, want %q", name, op.Role, wantRole)
 		}
-		want := []string{"200", "500"}
+		success := "200"
+		if r.method == http.MethodPost && r.path == "/v1/control/directives" {
+			success = "201"
+		}
+		want := []string{success, "500"}
 		if r.role != "" {
 			want = append(want, "401", "403")
 		}
@@ -205,6 +209,10 @@ func TestOpenAPISchemasMatchWire(t *testing.T) {
 		"Thresholds": wire.Thresholds{}, "Alert": wire.Alert{}, "ArchetypeList": wire.ArchetypeList{},
 		"Archetype": wire.Archetype{}, "Prior": wire.Prior{}, "DriftWeights": wire.DriftWeights{},
 		"LedgerEntries": wire.LedgerEntries{}, "LedgerTrace": wire.LedgerTrace{}, "LedgerReport": wire.LedgerReport{},
+		"DirectiveRequest": wire.DirectiveRequest{}, "DirectiveTarget": wire.DirectiveTarget{},
+		"DirectiveParameters": wire.DirectiveParameters{}, "DirectiveInvariant": wire.DirectiveInvariant{},
+		"Directive": wire.Directive{}, "DirectiveResult": wire.DirectiveResult{}, "DirectiveList": wire.DirectiveList{},
+		"ProvenanceEvent": wire.ProvenanceEvent{}, "ProvenanceList": wire.ProvenanceList{},
 	}
 	for name, v := range types {
 		schema, ok := doc.Components.Schemas[name]
@@ -245,8 +253,9 @@ func TestOpenAPIServed(t *testing.T) {
 
 // TestOpenAPIParameters checks that every path template parameter is
 // declared (directly or through components/parameters) and that nothing
-// else is declared in the path, and that the ledger routes document their
-// 400 (where they take a sequence or a query), 404 and 503 answers.
+// else is declared in the path, that the ledger routes document their 400
+// (where they take a sequence or a query), 404 and 503 answers, and that the
+// control and provenance routes document theirs.
 func TestOpenAPIParameters(t *testing.T) {
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
@@ -302,12 +311,25 @@ func TestOpenAPIParameters(t *testing.T) {
 			if !slices.Equal(inPath, want) {
 				t.Errorf("%s: got path parameters %v, want %v", name, inPath, want)
 			}
-			if !strings.HasPrefix(path, "/v1/ledger/") {
-				continue
-			}
-			codes := []string{"404", "503"}
-			if query || slices.Contains(want, "sequence") {
-				codes = append(codes, "400")
+			var codes []string
+			switch {
+			case strings.HasPrefix(path, "/v1/ledger/"):
+				codes = []string{"404", "503"}
+				if query || slices.Contains(want, "sequence") {
+					codes = append(codes, "400")
+				}
+			case strings.HasPrefix(path, "/v1/control/"):
+				// Writes may meet a disabled control plane or an
+				// expired directive, and a store failure; an id may
+				// name no directive.
+				if method != "get" {
+					codes = append(codes, "409", "503")
+				}
+				if slices.Contains(want, "directive_id") {
+					codes = append(codes, "404")
+				}
+			case path == "/v1/provenance":
+				codes = []string{"400", "503"}
 			}
 			for _, code := range codes {
 				if _, ok := op.Responses[code]; !ok {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigilhq/vigil/controlplane"
 	"github.com/vigilhq/vigil/ledger"
 )
 
@@ -19,8 +20,8 @@ type Role string
 const (
 	// RoleViewer may call every GET route.
 	RoleViewer Role = "viewer"
-	// RoleOperator may also evaluate actions and use the playground (and,
-	// later, issue directives and decide approvals).
+	// RoleOperator may also evaluate actions, use the playground and issue
+	// and expire directives (and, later, decide approvals).
 	RoleOperator Role = "operator"
 	// RoleAdmin may call every route, including PUT /v1/agents/{agent_id}.
 	RoleAdmin Role = "admin"
@@ -84,6 +85,14 @@ type Options struct {
 	// (runtime.enable_ledger: false): evaluate answers "ledger": null and
 	// every ledger route 404. The caller owns it (and closes its store).
 	Ledger *ledger.Ledger
+	// Control is the control plane: the /v1/control/directives routes and
+	// GET /v1/provenance, and the expiry check that POST /v1/evaluate drives
+	// (Plane.ObserveEvaluation). Nil means there is none, which the routes
+	// treat as a disabled control plane: POST and DELETE answer 409
+	// control_plane_disabled, the list is empty, GET of one directive is 404
+	// and provenance lists no events. The caller owns it (runs Plane.Run and
+	// closes its store).
+	Control *controlplane.Plane
 	// Playground enables POST /v1/playground/evaluate; when false the route
 	// answers 404.
 	Playground bool

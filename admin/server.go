@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/vigilhq/vigil/admin/wire"
+	"github.com/vigilhq/vigil/controlplane"
 	"github.com/vigilhq/vigil/ledger"
 )
 
@@ -16,7 +17,8 @@ import (
 // concurrent use.
 type Server struct {
 	gov        Governor
-	ledger     *ledger.Ledger // nil: the ledger is disabled
+	ledger     *ledger.Ledger      // nil: the ledger is disabled
+	control    *controlplane.Plane // nil: no control plane (as if disabled)
 	keys       *keyring
 	info       wire.Info
 	playground bool
@@ -41,6 +43,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		gov:        opts.Governor,
 		ledger:     opts.Ledger,
+		control:    opts.Control,
 		keys:       newKeyring(opts.Keys),
 		info:       newInfo(opts.Info, time.Now()),
 		playground: opts.Playground,
@@ -83,6 +86,11 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/ledger/:agent_id/:sequence", RoleViewer, s.getEntry},
 		{http.MethodGet, "/v1/ledger/:agent_id/trace/:sequence", RoleViewer, s.traceEntry},
 		{http.MethodGet, "/v1/ledger/:agent_id/narrative/:sequence", RoleViewer, s.narrateEntry},
+		{http.MethodPost, "/v1/control/directives", RoleOperator, s.issueDirective},
+		{http.MethodGet, "/v1/control/directives", RoleViewer, s.listDirectives},
+		{http.MethodGet, "/v1/control/directives/:directive_id", RoleViewer, s.getDirective},
+		{http.MethodDelete, "/v1/control/directives/:directive_id", RoleOperator, s.expireDirective},
+		{http.MethodGet, "/v1/provenance", RoleViewer, s.listProvenance},
 	}
 }
 

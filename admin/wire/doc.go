@@ -7,14 +7,17 @@
 // [Contract] (an agent's contract as sent and returned), [Archetype], [Info],
 // [Health], [ErrorResponse] (the one error envelope), and the ledger bodies
 // [LedgerEntries], [LedgerTrace] and [LedgerReport] ([LedgerRef] points at
-// one entry).
+// one entry), the control plane's [DirectiveRequest], [Directive] (with
+// [DirectiveTarget] and [DirectiveParameters]), [DirectiveResult] and
+// [DirectiveList], and provenance: [ProvenanceList] of [ProvenanceEvent].
 //
 // Invariants:
 //   - Every JSON field name is snake_case; the structs here are the wire
 //     contract, and governor structs never go on the wire directly.
 //   - Lists are written as [] and maps as {}, never null, unless a field is
 //     documented as nullable (Evaluation.Ledger, Agent.LastEvaluation,
-//     Archetype.Prior).
+//     Archetype.Prior, Directive.DurationSeconds, Directive.ExpiresAt,
+//     Directive.ExpiredAt).
 //   - Timestamps are RFC 3339 strings in UTC with millisecond precision
 //     ([Time]).
 //   - Conversions (NewEvaluation, NewAgent, NewContract, ...) copy: a wire

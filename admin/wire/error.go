@@ -15,9 +15,13 @@ const (
 )
 
 // ErrorResponse is the body of every error response, whatever the status:
-// {"error": {"code", "message", "details"}}.
+// {"error": {"code", "message", "details"}}. Success is present only in
+// control_plane_disabled answers, as false (API.md section 6: the routes
+// that answer {"success": true, ...} say {"success": false, "error": ...}
+// when the control plane is off).
 type ErrorResponse struct {
-	Error ErrorBody `json:"error"`
+	Success *bool     `json:"success,omitempty"`
+	Error   ErrorBody `json:"error"`
 }
 
 // ErrorBody is the content of the error envelope. Details is always an

@@ -2,6 +2,7 @@
 //
 //	vigil serve [flags]     start the admin API with the ledger (and, as they land, the proxy)
 //	vigil ledger ...        read, verify and export ledger chains from a server
+//	vigil control ...       issue, list, show and expire directives
 //	vigil ledger verify-file FILE   verify an exported chain offline
 //	vigil version           print the version
 //

@@ -23,6 +23,7 @@ const usage = `Usage: vigil <command> [flags]
 
 Commands:
   serve     start Vigil (admin API on --port; see 'vigil serve -h')
+  control   issue, list and expire directives (see 'vigil control help')
   ledger    read, verify and export the behaviour ledger (see 'vigil ledger help')
   version   print the version
 
@@ -38,6 +39,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdout, stderr, getenv)
+	case "control":
+		return controlMain(ctx, args[1:], stdout, stderr, getenv)
 	case "ledger":
 		return ledgerMain(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-v":

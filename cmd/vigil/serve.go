@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigilhq/vigil/admin"
+	"github.com/vigilhq/vigil/controlplane"
 	"github.com/vigilhq/vigil/governor"
 	"github.com/vigilhq/vigil/ledger"
 )
@@ -81,6 +82,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 				"durability", cmp.Or(cfg.Ledger.Durability, "sync"))
 		}
 	}
+	plane, err := buildControlPlane(st, engine, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+	// The plane's expiry timer (and, on Redis, its watch of the shared
+	// directives) runs until serve's context ends; stopPlane ends it and
+	// waits, and must run before the stores close (the defer runs before
+	// the one above on every early return).
+	stopPlane := startControlPlane(ctx, plane)
+	defer stopPlane()
 	keys := apiKeys(cfg, getenv)
 	if len(keys) == 0 {
 		log.Warn("no API keys configured (api_keys or VIGIL_API_KEY): every /v1 route but /v1/health answers 401")
@@ -91,12 +103,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Keys:     keys,
 		Info: admin.Info{
 			Version: version, StartedAt: started, Store: st.storeName(),
-			ControlPlaneEnabled: cfg.controlPlaneEnabled(), LedgerEnabled: led != nil, OptimizerEnabled: cfg.optimizerEnabled(),
+			ControlPlaneEnabled: plane != nil, LedgerEnabled: led != nil, OptimizerEnabled: cfg.optimizerEnabled(),
 			ProxyAddress: net.JoinHostPort(settings.ProxyHost, strconv.Itoa(settings.ProxyPort)),
-			Features:     features(settings, led != nil),
+			Features:     features(settings, led != nil, plane != nil),
 		},
 		Playground: settings.Playground,
 		Ledger:     led,
+		Control:    plane,
 		Logger:     log,
 	})
 	if err != nil {
@@ -122,7 +135,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("vigil serving", "version", version, "admin", ln.Addr().String(), "store", st.storeName(), "ledger", led != nil,
-		"agents", len(engine.Agents()), "rules", len(engine.Rules()), "playground", settings.Playground)
+		"control_plane", plane != nil, "agents", len(engine.Agents()), "rules", len(engine.Rules()), "playground", settings.Playground)
 
 	select {
 	case err := <-served:
@@ -131,8 +144,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	case <-ctx.Done():
 	}
 	// Shutdown order (ARCHITECTURE.md): stop accepting and finish in-flight
-	// requests (each has its ledger entry by then); the deferred close then
-	// flushes the ledger and closes the stores. The proxy joins here.
+	// requests (each has its ledger entry by then); wait for the control
+	// plane's Run, which ends with ctx; then close the stores: flush and
+	// close the ledger, close the control plane's store, then Redis. The
+	// proxy joins here.
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -140,11 +155,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		log.Error("admin API shutdown", "err", err)
 		return 1
 	}
+	stopPlane()
 	if err := st.close(); err != nil {
 		log.Error("closing stores", "err", err)
 		return 1
 	}
-	st = &stores{}
 	log.Info("stopped cleanly")
 	return 0
 }
@@ -171,6 +186,41 @@ func buildGovernor(cfg *fileConfig) (*governor.Engine, error) {
 	return engine, nil
 }
 
+// buildControlPlane creates the control plane over the engine and the
+// store st opened for it; with none (runtime.enable_control_plane: false)
+// there is no plane. An enabled plane loads the stored directives, expires
+// those that came due while the process was down and puts the rest in force
+// before the API serves.
+func buildControlPlane(st *stores, engine *governor.Engine, log *slog.Logger) (*controlplane.Plane, error) {
+	if st.control == nil {
+		return nil, nil
+	}
+	plane, err := controlplane.New(controlplane.DefaultConfig(), engine, engine, st.control, controlplane.WithLogger(log))
+	if err != nil {
+		return nil, fmt.Errorf("control plane: %w", err)
+	}
+	return plane, nil
+}
+
+// startControlPlane runs plane.Run in a goroutine until ctx ends or the
+// returned stop is called; stop waits for Run to return and may be called
+// more than once. A nil plane runs nothing.
+func startControlPlane(ctx context.Context, plane *controlplane.Plane) (stop func()) {
+	if plane == nil {
+		return func() {}
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		plane.Run(runCtx)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // apiKeys returns the configured keys plus VIGIL_API_KEY (an admin key whose
 // principal is "env") when it is set.
 func apiKeys(cfg *fileConfig, getenv func(string) string) []admin.Key {
@@ -187,10 +237,13 @@ func apiKeys(cfg *fileConfig, getenv func(string) string) []admin.Key {
 }
 
 // features lists what this process serves, for GET /v1/info.
-func features(s serveSettings, ledgerOn bool) []string {
+func features(s serveSettings, ledgerOn, controlOn bool) []string {
 	f := []string{"evaluate", "agents", "archetypes"}
 	if ledgerOn {
 		f = append(f, "ledger")
+	}
+	if controlOn {
+		f = append(f, "control_plane")
 	}
 	if s.Playground {
 		f = append(f, "playground")
