@@ -2,7 +2,8 @@
 // info, the OpenAPI document), evaluation and the playground, agents and
 // their contracts, archetypes, the behaviour ledger (/v1/ledger: entries,
 // causal traces, narratives, verification and export), the control plane's
-// directives (/v1/control/directives) and provenance (/v1/provenance). It owns the HTTP router (Gin), API keys
+// directives (/v1/control/directives), provenance (/v1/provenance) and
+// the override queue (/v1/approvals). It owns the HTTP router (Gin), API keys
 // and roles, the one error envelope, request decoding and the OpenAPI
 // document; the JSON shapes themselves live in package admin/wire.
 //
@@ -54,6 +55,13 @@
 //   - A directive that is in force but whose provenance event could not be
 //     recorded is still answered as issued (or expired), and the failure
 //     logged: an error would invite the operator to issue it twice.
+//   - With an override queue (Options.Approvals), each ESCALATE of POST
+//     /v1/evaluate that is not a dry run gets a pending approval, named by
+//     "approval_id" in the answer (absent otherwise; a failure to store it
+//     is logged and the recorded verdict still answered). Approve and deny
+//     act as the key's principal like directives; a decided or expired
+//     approval is 409 conflict; without a queue the list is empty and
+//     deciding is 409 control_plane_disabled.
 //   - Store failures are 503 unavailable; the cause is logged, never sent.
 //
 // Caveats: an export is streamed; if it fails after the first bytes were

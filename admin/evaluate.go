@@ -25,7 +25,9 @@ var origins = []string{"user_request", "agent_initiated", "escalation_received"}
 // returned ("ledger" names the entry; null without a ledger). If the entry
 // cannot be written the answer is 503 and no verdict is returned: a decision
 // that is not recorded is not acted on (fail closed). With a control plane,
-// each evaluation counts towards its periodic expiry check.
+// each evaluation counts towards its periodic expiry check. With an
+// override queue, an ESCALATE gets a pending approval, named by
+// "approval_id" in the answer (API.md section 9).
 func (s *Server) evaluate(c *gin.Context) error {
 	return s.decide(c, false)
 }
@@ -70,7 +72,12 @@ func (s *Server) decide(c *gin.Context, dryRun bool) error {
 		// Every Config.ExpiryEvery-th evaluation checks directive expiry.
 		s.control.ObserveEvaluation()
 	}
-	return writeJSON(c, http.StatusOK, wire.NewEvaluation(d, ref))
+	out := wire.NewEvaluation(d, ref)
+	if !dryRun {
+		// An ESCALATE is held for a human: it gets a pending approval.
+		out.ApprovalID = s.requestApproval(context.WithoutCancel(c.Request.Context()), d, greq.Action, ref)
+	}
+	return writeJSON(c, http.StatusOK, out)
 }
 
 // validateEvaluate checks what the decoder cannot: required fields, ranges

@@ -45,8 +45,24 @@ func newInfo(info Info, now time.Time) wire.Info {
 	}
 }
 
-// health answers GET /v1/health.
+// health answers GET /v1/health: 200 "ok", or 503 "degraded" with every
+// check's result while one of Options.Checks fails.
 func (s *Server) health(c *gin.Context) error {
+	var results map[string]string
+	failed := false
+	for name, check := range s.checks {
+		msg := "ok"
+		if err := check(c.Request.Context()); err != nil {
+			msg, failed = err.Error(), true
+		}
+		if results == nil {
+			results = make(map[string]string, len(s.checks))
+		}
+		results[name] = msg
+	}
+	if failed {
+		return writeJSON(c, http.StatusServiceUnavailable, wire.Health{Status: "degraded", Checks: results})
+	}
 	return writeJSON(c, http.StatusOK, wire.Health{Status: "ok"})
 }
 

@@ -1,8 +1,11 @@
 package admin_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +24,51 @@ func TestHealth(t *testing.T) {
 	}
 	if ct := res.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("content type: got %q, want application/json; charset=utf-8", ct)
+	}
+}
+
+// TestHealthChecks: while a check fails, /v1/health answers 503 degraded
+// with every check's result; once it passes again, 200 ok.
+func TestHealthChecks(t *testing.T) {
+	var mu sync.Mutex
+	redisErr := errors.New("circuit open")
+	check := func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		return redisErr
+	}
+	srv := newServer(t, admin.Options{Governor: newEngine(t), Checks: map[string]func(context.Context) error{
+		"redis": check,
+		"disk":  func(ctx context.Context) error { return ctx.Err() },
+	}})
+	res := call(t, srv, http.MethodGet, "/v1/health", "", "")
+	if res.status != http.StatusServiceUnavailable {
+		t.Fatalf("status with a failing check: got %d, want 503", res.status)
+	}
+	if got, want := strings.TrimSpace(string(res.body)), `{"status":"degraded","checks":{"disk":"ok","redis":"circuit open"}}`; got != want {
+		t.Errorf("body: got %s, want %s", got, want)
+	}
+	if ct := res.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("content type: got %q, want application/json; charset=utf-8", ct)
+	}
+
+	mu.Lock()
+	redisErr = nil
+	mu.Unlock()
+	res = call(t, srv, http.MethodGet, "/v1/health", "", "")
+	if res.status != http.StatusOK || strings.TrimSpace(string(res.body)) != `{"status":"ok"}` {
+		t.Errorf("checks passing: got %d %s, want 200 {\"status\":\"ok\"}", res.status, res.body)
+	}
+}
+
+func TestHealthChecksValidated(t *testing.T) {
+	for name, checks := range map[string]map[string]func(context.Context) error{
+		"nil check":  {"redis": nil},
+		"empty name": {" ": func(context.Context) error { return nil }},
+	} {
+		if _, err := admin.New(admin.Options{Governor: newEngine(t), Checks: checks}); err == nil {
+			t.Errorf("%s: New got nil, want an error", name)
+		}
 	}
 }
 

@@ -213,6 +213,8 @@ func TestOpenAPISchemasMatchWire(t *testing.T) {
 		"DirectiveParameters": wire.DirectiveParameters{}, "DirectiveInvariant": wire.DirectiveInvariant{},
 		"Directive": wire.Directive{}, "DirectiveResult": wire.DirectiveResult{}, "DirectiveList": wire.DirectiveList{},
 		"ProvenanceEvent": wire.ProvenanceEvent{}, "ProvenanceList": wire.ProvenanceList{},
+		"Approval": wire.Approval{}, "ApprovalAction": wire.ApprovalAction{}, "ApprovalList": wire.ApprovalList{},
+		"ApprovalDecision": wire.ApprovalDecision{},
 	}
 	for name, v := range types {
 		schema, ok := doc.Components.Schemas[name]
@@ -255,7 +257,7 @@ func TestOpenAPIServed(t *testing.T) {
 // declared (directly or through components/parameters) and that nothing
 // else is declared in the path, that the ledger routes document their 400
 // (where they take a sequence or a query), 404 and 503 answers, and that the
-// control and provenance routes document theirs.
+// control, provenance and approval routes document theirs.
 func TestOpenAPIParameters(t *testing.T) {
 	var doc struct {
 		Paths      map[string]map[string]json.RawMessage `json:"paths"`
@@ -330,6 +332,13 @@ func TestOpenAPIParameters(t *testing.T) {
 				}
 			case path == "/v1/provenance":
 				codes = []string{"400", "503"}
+			case strings.HasPrefix(path, "/v1/approvals"):
+				// The list validates its filters; a decision may name
+				// no approval or a decided one; both meet the store.
+				codes = []string{"400", "503"}
+				if method != "get" {
+					codes = append(codes, "404", "409")
+				}
 			}
 			for _, code := range codes {
 				if _, ok := op.Responses[code]; !ok {

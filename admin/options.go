@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -20,8 +21,8 @@ type Role string
 const (
 	// RoleViewer may call every GET route.
 	RoleViewer Role = "viewer"
-	// RoleOperator may also evaluate actions, use the playground and issue
-	// and expire directives (and, later, decide approvals).
+	// RoleOperator may also evaluate actions, use the playground, issue
+	// and expire directives and decide approvals.
 	RoleOperator Role = "operator"
 	// RoleAdmin may call every route, including PUT /v1/agents/{agent_id}.
 	RoleAdmin Role = "admin"
@@ -93,9 +94,23 @@ type Options struct {
 	// and provenance lists no events. The caller owns it (runs Plane.Run and
 	// closes its store).
 	Control *controlplane.Plane
+	// Approvals is the override queue (API.md section 9): the /v1/approvals
+	// routes, and a pending approval requested for each ESCALATE of POST
+	// /v1/evaluate ("approval_id" in the answer). Nil means there is none:
+	// the list is empty, approve and deny answer 409
+	// control_plane_disabled, and evaluate requests nothing. The caller
+	// owns it (runs Approvals.Run and closes its store).
+	Approvals *controlplane.Approvals
 	// Playground enables POST /v1/playground/evaluate; when false the route
 	// answers 404.
 	Playground bool
+	// Checks are what GET /v1/health asks, by name ("redis"), on every
+	// call: while one returns an error the route answers 503 with status
+	// "degraded" and, per check, "ok" or the error's message. The route is
+	// public, so the messages should name the problem, not addresses or
+	// secrets ("circuit open"). Each is called with the request's context
+	// and should return quickly. Nil or empty: always 200 "ok".
+	Checks map[string]func(context.Context) error
 	// Logger receives internal errors and recovered panics; nil discards.
 	Logger *slog.Logger
 }
@@ -126,6 +141,14 @@ func (o *Options) Validate() error {
 		}
 		if k.Role.rank() == 0 {
 			errs = append(errs, fmt.Errorf("%s.role: unknown role %q (want viewer, operator or admin)", field, k.Role))
+		}
+	}
+	for name, check := range o.Checks {
+		if strings.TrimSpace(name) == "" {
+			errs = append(errs, errors.New("admin: options: checks: empty check name"))
+		}
+		if check == nil {
+			errs = append(errs, fmt.Errorf("admin: options: checks[%q]: nil check", name))
 		}
 	}
 	switch o.Info.Store {

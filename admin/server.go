@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"context"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -17,11 +19,13 @@ import (
 // concurrent use.
 type Server struct {
 	gov        Governor
-	ledger     *ledger.Ledger      // nil: the ledger is disabled
-	control    *controlplane.Plane // nil: no control plane (as if disabled)
+	ledger     *ledger.Ledger          // nil: the ledger is disabled
+	control    *controlplane.Plane     // nil: no control plane (as if disabled)
+	approvals  *controlplane.Approvals // nil: no override queue
 	keys       *keyring
 	info       wire.Info
 	playground bool
+	checks     map[string]func(context.Context) error // GET /v1/health
 	log        *slog.Logger
 	engine     *gin.Engine
 }
@@ -44,9 +48,11 @@ func New(opts Options) (*Server, error) {
 		gov:        opts.Governor,
 		ledger:     opts.Ledger,
 		control:    opts.Control,
+		approvals:  opts.Approvals,
 		keys:       newKeyring(opts.Keys),
 		info:       newInfo(opts.Info, time.Now()),
 		playground: opts.Playground,
+		checks:     maps.Clone(opts.Checks),
 		log:        opts.Logger,
 	}
 	if s.log == nil {
@@ -91,6 +97,9 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/control/directives/:directive_id", RoleViewer, s.getDirective},
 		{http.MethodDelete, "/v1/control/directives/:directive_id", RoleOperator, s.expireDirective},
 		{http.MethodGet, "/v1/provenance", RoleViewer, s.listProvenance},
+		{http.MethodGet, "/v1/approvals", RoleViewer, s.listApprovals},
+		{http.MethodPost, "/v1/approvals/:approval_id/approve", RoleOperator, s.approve},
+		{http.MethodPost, "/v1/approvals/:approval_id/deny", RoleOperator, s.deny},
 	}
 }
 

@@ -89,15 +89,95 @@
 // and a failed reload is retried on the next signal and with a backoff. A
 // directive issued on one sidecar binds on the others in about a
 // millisecond (BenchmarkDirectivePropagation; the goal is p99 <= 100 ms).
-// A circuit breaker (gobreaker) in front of Redis comes with the
-// failure-behaviour work.
+// A circuit breaker (gobreaker) sits in front of every RedisStore call but
+// the subscription (see "When Redis fails" below).
 //
 // Each sidecar still expires directives whose duration elapsed on its own,
 // so several may record CONTROL.DIRECTIVE_EXPIRED for one directive, and
 // two sidecars changing one directive at once (an Expire racing a release)
 // resolve by the last write.
 //
+// # When Redis fails
+//
+// Each RedisStore has a circuit breaker (BreakerOptions): after 5 calls in
+// a row fail (Redis unreachable or timing out; an error reply about the
+// command itself means Redis answered and counts as a success) it opens for
+// 2 s, and every call fails at once with ErrUnavailable rather than waiting
+// out RedisOptions.Timeout; then one probe goes through, and its success
+// closes the breaker. Watch is not behind it: its subscription reconnects
+// on its own. Healthy reports whether the breaker is closed; Check pings
+// Redis through it, for a health check (GET /v1/health answers degraded
+// while it fails), and is the probe that closes the breaker when nothing
+// else calls Redis.
+//
+// # Agent state
+//
+// The governor keeps each agent's state (trust, fingerprint, window, drift
+// history) in memory; a Snapshotter persists it in a SnapshotStore —
+// FileStore (agents/<id>.json in the data directory, replaced atomically),
+// RedisStore (one hash field per agent, {vigil:cp}:agents), MemoryStore —
+// behind the hot path. RestoreAll, before serving, restores the snapshot of
+// every configured agent (skipping, with a log line, those of unknown agents
+// and those that cannot be decoded or restored), so a restarted sidecar
+// continues where it stopped. Run saves, every interval (5 s by default),
+// the agents whose state changed since their last save, which it tells from
+// each agent's status (observations, last evaluation, trust, violations,
+// alerts); Flush saves them once more at shutdown. A kill -9 loses at most
+// one interval of state; on Redis the last sidecar to save an agent wins.
+//
+// # Approvals (the override queue)
+//
+// An ESCALATE decision is held for a human (API.md sections 4 and 9).
+// Approvals keeps the queue: Request creates a pending Approval of the held
+// action (its type, target and parameters, bound by governor.ActionDigest
+// of agent, type, target and parameters; the decision's reasoning; the
+// ledger entry); Decide records an operator's approve or deny; Wait blocks
+// until a decision (or expiry); List and Get read the queue. An
+// ApprovalStore keeps them — the same FileStore (approvals.ndjson, an
+// append-only log), RedisStore (a hash, a pending index and a decision
+// channel) and MemoryStore, or any store passing
+// controlplanetest.RunApprovals; Grantor is what the queue needs of the
+// governor (*governor.Engine).
+//
+// Lifecycle: a pending approval expires undecided after
+// ApprovalConfig.HoldWindow (10 minutes by default, longer than the proxy's
+// 30 s hold so an agent refused after the hold may retry after a later
+// approval): Run's timer (every ApprovalConfig.ExpiryInterval), a Wait that
+// sees it due, or a Decide that comes too late expire it, recording
+// CONTROL.APPROVAL_EXPIRED (actor "system"). A decision is a compare-and-set
+// on the stored status, so of two operators (or sidecars) deciding at once
+// exactly one wins and the other gets ErrConflict, and each decision or
+// expiry is recorded once: CONTROL.APPROVAL_APPROVED or
+// CONTROL.APPROVAL_DENIED with actor the operator and target the approval
+// id. An approved action may pass once, for GrantWindow (10 minutes, fixed
+// by API.md): Decide grants it to this process's governor
+// (GrantApproval(agent, digest, decided_at+10m)), whose human_override then
+// scores the identical action 1.0 once and uses the grant up; a denied or
+// expired approval grants nothing, so the retry escalates again (and asks
+// anew).
+//
+// Across sidecars: RedisStore publishes the id of every decision on
+// {vigil:cp}:approvals:decided in the same script as the compare-and-set.
+// Each sidecar's Run watches it (ApprovalWatcher), wakes the local waiters
+// of that approval and grants an approval to its own governor, once per
+// process. Pub/sub loses what is published while a subscriber is away, so
+// Wait also re-reads every ApprovalConfig.PollInterval (500 ms), and after
+// each re-subscription Run grants the approved approvals still within
+// their grant; decisions made before a process first subscribed are not
+// granted there (fail closed). In one process a decision wakes its waiters
+// at once, through a channel per waiter.
+//
+// Intended use by a holding caller (the proxy): evaluate; on ESCALATE,
+// Request, then Wait with the hold timeout as deadline; when approved,
+// evaluate the identical action again — the grant makes it pass and uses it
+// up, and the ledger records the ALLOW — then forward.
+//
 // # Caveats
+//
+// Decided approvals are never deleted (approvals.ndjson and the Redis hash
+// grow with the fleet's escalations; List reads them whole except the
+// pending ones). A grant is per governor: several sidecars serving the
+// same agent id could each let one retry pass.
 //
 // Expired directives stay in memory and in the store (Get must find them);
 // FileStore rewrites directives.json whole on every save, which suits the

@@ -29,7 +29,9 @@ const (
 // each fsynced before AppendEvent returns. A last line cut short by a crash
 // (a torn tail) is dropped when the store opens; a damaged line before it
 // stops the open with ErrCorrupt. The store keeps everything in memory as
-// well, so reads do no I/O.
+// well, so reads do no I/O. Approvals are appended to approvals.ndjson the
+// same way, the decided version of an approval after its pending one (see
+// CreateApproval).
 //
 // Only one process may open a directory at a time; nothing enforces it.
 type FileStore struct {
@@ -41,6 +43,8 @@ type FileStore struct {
 	events     []Event
 	ev         *os.File
 	evSize     int64
+
+	approvals approvalLog // approvals_file.go
 }
 
 // directivesDoc is the layout of directives.json.
@@ -58,6 +62,10 @@ func OpenFileStore(dir string) (*FileStore, error) {
 		return nil, err
 	}
 	if err := s.openEvents(); err != nil {
+		return nil, err
+	}
+	if err := s.approvals.open(dir); err != nil {
+		s.ev.Close()
 		return nil, err
 	}
 	return s, nil
@@ -290,5 +298,5 @@ func (s *FileStore) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.ev.Close()
+	return errors.Join(s.ev.Close(), s.approvals.close())
 }

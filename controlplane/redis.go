@@ -35,11 +35,15 @@ type RedisOptions struct {
 	// HealthCheck is how often Watch pings Redis on its subscription when
 	// no message came, to notice a dead connection; 0 means one second.
 	HealthCheck time.Duration
+	// Breaker configures the circuit breaker every call but Watch goes
+	// through (see BreakerOptions); zero fields take the defaults.
+	Breaker BreakerOptions
 }
 
 // DefaultRedisOptions returns the options with every default filled in.
 func DefaultRedisOptions() RedisOptions {
-	return RedisOptions{Prefix: "vigil:cp", MaxEvents: 100_000, Timeout: 500 * time.Millisecond, HealthCheck: time.Second}
+	return RedisOptions{Prefix: "vigil:cp", MaxEvents: 100_000, Timeout: 500 * time.Millisecond, HealthCheck: time.Second,
+		Breaker: DefaultBreakerOptions()}
 }
 
 // Validate reports options that cannot work.
@@ -56,6 +60,9 @@ func (o RedisOptions) Validate() error {
 	}
 	if o.HealthCheck < 0 {
 		errs = append(errs, fmt.Errorf("controlplane: redis health check must not be negative, got %v", o.HealthCheck))
+	}
+	if err := o.Breaker.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -80,6 +87,10 @@ return 1
 //	{vigil:cp}:directives  hash: directive id -> the directive's JSON (as FileStore stores it)
 //	{vigil:cp}:events      stream of provenance events, trimmed to about MaxEvents
 //	{vigil:cp}:changed     pub/sub channel: the id of each saved directive
+//	{vigil:cp}:agents      hash: agent id -> the agent's state snapshot (SnapshotStore)
+//	{vigil:cp}:approvals   hash: approval id -> the approval's JSON (ApprovalStore; approvals_redis.go)
+//	{vigil:cp}:approvals:pending   sorted set of the pending approvals' ids
+//	{vigil:cp}:approvals:decided   pub/sub channel: the id of each approval decided or expired
 //
 // all under one hash tag (the prefix), so a Redis Cluster keeps them on one
 // slot. SaveDirective writes the hash field and publishes the id on the
@@ -98,13 +109,17 @@ return 1
 // Failure behaviour: every call is bounded by RedisOptions.Timeout and fails
 // fast when Redis is unreachable (go-redis retries a failed command a few
 // times within it); a Plane keeps the overlays it has and re-reads when
-// Redis answers again. A circuit breaker (gobreaker) that stops calls from
-// even trying a dead Redis lands with the failure-behaviour work.
+// Redis answers again. Every call but Watch (whose subscription reconnects
+// on its own) goes through a circuit breaker (RedisOptions.Breaker): once
+// Redis has failed several calls in a row, calls fail at once with
+// ErrUnavailable instead of each waiting out the timeout, until a probe
+// succeeds. Healthy and Check report the breaker's state.
 type RedisStore struct {
 	client redis.UniversalClient
 	opts   RedisOptions
 
 	directivesKey, eventsKey, channel string
+	br                                *breaker
 
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close
@@ -137,9 +152,11 @@ func NewRedisStore(client redis.UniversalClient, opts RedisOptions) (*RedisStore
 	if opts.HealthCheck == 0 {
 		opts.HealthCheck = def.HealthCheck
 	}
+	opts.Breaker = opts.Breaker.withDefaults()
 	base := "{" + opts.Prefix + "}:"
 	return &RedisStore{client: client, opts: opts,
 		directivesKey: base + "directives", eventsKey: base + "events", channel: base + "changed",
+		br:   newBreaker(base+"breaker", opts.Breaker),
 		done: make(chan struct{})}, nil
 }
 
@@ -163,7 +180,7 @@ func (s *RedisStore) call(ctx context.Context) (context.Context, context.CancelF
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, s.opts.Timeout, errStoreTimeout)
 	return ctx, cancel, nil
 }
 
@@ -179,7 +196,10 @@ func (s *RedisStore) SaveDirective(ctx context.Context, d Directive) error {
 		return err
 	}
 	defer cancel()
-	if err := saveScript.Run(ctx, s.client, []string{s.directivesKey}, d.ID, b, s.channel).Err(); err != nil {
+	err = s.br.do(ctx, func() error {
+		return saveScript.Run(ctx, s.client, []string{s.directivesKey}, d.ID, b, s.channel).Err()
+	})
+	if err != nil {
 		return fmt.Errorf("controlplane: save directive %s to redis: %w", d.ID, err)
 	}
 	return nil
@@ -192,7 +212,11 @@ func (s *RedisStore) LoadDirectives(ctx context.Context) ([]Directive, error) {
 		return nil, err
 	}
 	defer cancel()
-	all, err := s.client.HGetAll(ctx, s.directivesKey).Result()
+	var all map[string]string
+	err = s.br.do(ctx, func() (err error) {
+		all, err = s.client.HGetAll(ctx, s.directivesKey).Result()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: load directives from redis: %w", err)
 	}
@@ -218,10 +242,12 @@ func (s *RedisStore) AppendEvent(ctx context.Context, e Event) error {
 		return err
 	}
 	defer cancel()
-	err = s.client.XAdd(ctx, &redis.XAddArgs{
-		Stream: s.eventsKey, MaxLen: s.opts.MaxEvents, Approx: true,
-		Values: []any{"e", b, "c", e.ContextCode, "a", e.Actor, "t", e.Target},
-	}).Err()
+	err = s.br.do(ctx, func() error {
+		return s.client.XAdd(ctx, &redis.XAddArgs{
+			Stream: s.eventsKey, MaxLen: s.opts.MaxEvents, Approx: true,
+			Values: []any{"e", b, "c", e.ContextCode, "a", e.Actor, "t", e.Target},
+		}).Err()
+	})
 	if err != nil {
 		return fmt.Errorf("controlplane: append event %s to redis: %w", e.ID, err)
 	}
@@ -273,7 +299,11 @@ func (s *RedisStore) eventPage(ctx context.Context, end string, n int64) ([]redi
 		return nil, err
 	}
 	defer cancel()
-	msgs, err := s.client.XRevRangeN(ctx, s.eventsKey, end, "-", n).Result()
+	var msgs []redis.XMessage
+	err = s.br.do(ctx, func() (err error) {
+		msgs, err = s.client.XRevRangeN(ctx, s.eventsKey, end, "-", n).Result()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: read events from redis: %w", err)
 	}

@@ -34,6 +34,7 @@ type MemoryStore struct {
 	mu         sync.Mutex
 	directives map[string][]byte
 	events     [][]byte
+	approvals  map[string][]byte // approvals_memory.go
 }
 
 // NewMemoryStore returns an empty MemoryStore.

@@ -9,7 +9,9 @@
 // [LedgerEntries], [LedgerTrace] and [LedgerReport] ([LedgerRef] points at
 // one entry), the control plane's [DirectiveRequest], [Directive] (with
 // [DirectiveTarget] and [DirectiveParameters]), [DirectiveResult] and
-// [DirectiveList], and provenance: [ProvenanceList] of [ProvenanceEvent].
+// [DirectiveList], provenance: [ProvenanceList] of [ProvenanceEvent], and
+// the override queue: [Approval] (with [ApprovalAction]), [ApprovalList]
+// and the [ApprovalDecision] body.
 //
 // Invariants:
 //   - Every JSON field name is snake_case; the structs here are the wire
@@ -17,7 +19,8 @@
 //   - Lists are written as [] and maps as {}, never null, unless a field is
 //     documented as nullable (Evaluation.Ledger, Agent.LastEvaluation,
 //     Archetype.Prior, Directive.DurationSeconds, Directive.ExpiresAt,
-//     Directive.ExpiredAt).
+//     Directive.ExpiredAt, Approval.ExpiresAt, Approval.DecidedAt,
+//     Approval.DecidedBy, Approval.Ledger).
 //   - Timestamps are RFC 3339 strings in UTC with millisecond precision
 //     ([Time]).
 //   - Conversions (NewEvaluation, NewAgent, NewContract, ...) copy: a wire

@@ -84,6 +84,10 @@ type Evaluation struct {
 	// Ledger is the ledger entry that records the evaluation; null when
 	// nothing was recorded (the playground, or no ledger).
 	Ledger *LedgerRef `json:"ledger"`
+	// ApprovalID is the pending approval requested for an ESCALATE of POST
+	// /v1/evaluate (API.md section 9); absent for every other verdict, in
+	// the playground and without approvals.
+	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 // LedgerRef points at one ledger entry.

@@ -2,8 +2,12 @@ package wire
 
 // Health is the body of GET /v1/health.
 type Health struct {
-	// Status is "ok" when serving.
+	// Status is "ok" when serving, "degraded" (with a 503) while a
+	// required store is unreachable.
 	Status string `json:"status"`
+	// Checks, when degraded, is each check's result by name: "ok" or
+	// what failed ("circuit open").
+	Checks map[string]string `json:"checks,omitempty"`
 }
 
 // Info is the body of GET /v1/info: what this instance is and which

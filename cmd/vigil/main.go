@@ -24,6 +24,7 @@ const usage = `Usage: vigil <command> [flags]
 Commands:
   serve     start Vigil (admin API on --port; see 'vigil serve -h')
   control   issue, list and expire directives (see 'vigil control help')
+  approvals list, approve and deny held actions (see 'vigil approvals help')
   ledger    read, verify and export the behaviour ledger (see 'vigil ledger help')
   version   print the version
 
@@ -41,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return serve(ctx, args[1:], stdout, stderr, getenv)
 	case "control":
 		return controlMain(ctx, args[1:], stdout, stderr, getenv)
+	case "approvals":
+		return approvalsMain(ctx, args[1:], stdout, stderr, getenv)
 	case "ledger":
 		return ledgerMain(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-v":

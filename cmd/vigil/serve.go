@@ -92,6 +92,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	// waits, and must run before the stores close (the defer runs before
 	// the one above on every early return).
 	stopPlane := startControlPlane(ctx, plane)
+	stopPlane = withSnapshots(ctx, st, engine, log, stopPlane) // agent state: restored now, saved until stopPlane
+	// The override queue (approvals), run until stopPlane.
+	approvals, stopPlane := withApprovals(ctx, st, engine, log, stopPlane)
 	defer stopPlane()
 	keys := apiKeys(cfg, getenv)
 	if len(keys) == 0 {
@@ -108,8 +111,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 			Features:     features(settings, led != nil, plane != nil),
 		},
 		Playground: settings.Playground,
+		Checks:     healthChecks(st),
 		Ledger:     led,
 		Control:    plane,
+		Approvals:  approvals,
 		Logger:     log,
 	})
 	if err != nil {

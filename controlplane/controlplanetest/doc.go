@@ -8,4 +8,11 @@
 // first, filters by context code, actor and target, limits, details), many
 // concurrent writers, and reopening (everything written is still there, and
 // writing continues after it).
+//
+// RunApprovals is the suite of controlplane.ApprovalStore: creating and
+// reading approvals (every field survives; a taken id is ErrConflict),
+// deciding once (a second decision is ErrConflict, an unknown id
+// ErrNotFound), listing by status newest first with a limit, concurrent
+// deciders of one approval (exactly one wins, the others get ErrConflict),
+// concurrent creators, and reopening.
 package controlplanetest
