@@ -55,4 +55,8 @@
 //   - CEL expressions that fail to evaluate (a missing key, a type error)
 //     count as false: fail closed.
 //   - Evaluate recovers a panic and returns ErrUndecidable; callers refuse.
+//   - In tier 3, an approval granted for this exact action (GrantApproval)
+//     allows it before the escalation rules, so that approving a held
+//     irreversible action lets its retry through once. An approval does not
+//     lift other vetoes or a tier 2 denial.
 package governor

@@ -331,6 +331,11 @@ func (ev *evaluation) tier3(ucs float64) {
 		prefix += " for an irreversible action"
 	}
 	switch {
+	case ev.approvalUsed:
+		// A human approved this exact action: the review that tier 3
+		// would ask for has happened. (Vetoes and a tier 2 denial still
+		// stand; an approval only settles the uncertain band.)
+		decide(Allow, "human_approval", prefix+"; a human approved this exact action: allowed once.")
 	case ev.effTrust > cfg.Tier3TrustAllow && ucs > cfg.Tier3UCSAllow:
 		decide(Allow, "trusted", prefix+"; trust "+ftoa(ev.effTrust)+" above "+ftoa(cfg.Tier3TrustAllow)+" and UCS above "+ftoa(cfg.Tier3UCSAllow)+": allowed.")
 	case ev.effTrust < cfg.Tier3TrustEscalate:

@@ -3,6 +3,7 @@ package governor
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // deliberatorFunc adapts a function to Deliberator.
@@ -262,5 +263,49 @@ func TestVerdictTrustEffects(t *testing.T) {
 				t.Errorf("got trust %v, want %v", got, tc.wantTrust)
 			}
 		})
+	}
+}
+
+// TestApprovalSettlesTier3: an irreversible action escalates at tier 3; once
+// a human approves that exact action, its retry is allowed once, and the
+// next identical call escalates again.
+func TestApprovalSettlesTier3(t *testing.T) {
+	e, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetContract(Contract{AgentID: "a", Scope: []string{"refund"}}); err != nil {
+		t.Fatal(err)
+	}
+	refund := Action{Type: "refund", Target: "payments/orders/42", Parameters: map[string]any{"amount": 80.0}}
+	steps := []struct {
+		name    string
+		approve bool
+		want    Verdict
+	}{
+		{"held for a human", false, Escalate},
+		{"approved retry passes", true, Allow},
+		{"the approval is used up", false, Escalate},
+	}
+	for _, st := range steps {
+		if st.approve {
+			if err := e.GrantApproval("a", ActionDigest("a", &refund), time.Now().Add(10*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, err := e.Evaluate(Request{AgentID: "a", Action: refund})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Verdict != st.want {
+			t.Errorf("%s: got %v (%s), want %v", st.name, d.Verdict, d.Reasoning, st.want)
+		}
+	}
+	// An approval does not lift another veto.
+	if err := e.GrantApproval("a", ActionDigest("a", &Action{Type: "delete", Target: "x"}), time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := e.Evaluate(Request{AgentID: "a", Action: Action{Type: "delete", Target: "x"}}); d.Verdict != Deny {
+		t.Errorf("approved but out of scope: got %v, want DENY", d.Verdict)
 	}
 }
