@@ -16,7 +16,7 @@ import (
 )
 
 // del sends DELETE path with key and decodes the JSON answer.
-func (s *server) del(t *testing.T, path, key string) (int, map[string]any) {
+func (s *server) del(t testing.TB, path, key string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodDelete, s.base+path, nil)
 	req.Header.Set("X-Api-Key", key)

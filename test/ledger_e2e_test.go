@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-func (s *server) get(t *testing.T, path, key string) (int, map[string]any) {
+func (s *server) get(t testing.TB, path, key string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
 	req.Header.Set("X-Api-Key", key)
@@ -31,7 +31,7 @@ func (s *server) get(t *testing.T, path, key string) (int, map[string]any) {
 
 // startServeIn is startServe with a fixed data directory, so a second
 // process can reopen what the first wrote.
-func startServeIn(t *testing.T, dataDir, config string) *server {
+func startServeIn(t testing.TB, dataDir, config string) *server {
 	t.Helper()
 	return startServe(t, config, "--data-dir", dataDir)
 }

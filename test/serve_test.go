@@ -25,7 +25,7 @@ var (
 )
 
 // vigilBinary builds ./cmd/vigil once per test run.
-func vigilBinary(t *testing.T) string {
+func vigilBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "vigil-bin-")
@@ -45,7 +45,7 @@ func vigilBinary(t *testing.T) string {
 	return binPath
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -82,7 +82,13 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func startServe(t *testing.T, config string, extra ...string) *server {
+func startServe(t testing.TB, config string, extra ...string) *server {
+	t.Helper()
+	return startServeWith(t, vigilBinary(t), config, extra...)
+}
+
+// startServeWith starts `vigil serve` from the binary bin.
+func startServeWith(t testing.TB, bin, config string, extra ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "vigil.yaml")
@@ -92,7 +98,7 @@ func startServe(t *testing.T, config string, extra ...string) *server {
 	port, proxyPort := freePort(t), freePort(t)
 	args := append([]string{"serve", "--config", cfg, "--host", "127.0.0.1", "--port", fmt.Sprint(port),
 		"--proxy-port", fmt.Sprint(proxyPort), "--data-dir", filepath.Join(dir, "data")}, extra...)
-	cmd := exec.Command(vigilBinary(t), args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "VIGIL_API_KEY=", "VIGIL_REDIS_URL=")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -125,7 +131,7 @@ func startServe(t *testing.T, config string, extra ...string) *server {
 	}
 }
 
-func (s *server) post(t *testing.T, path, key, body string) (int, map[string]any) {
+func (s *server) post(t testing.TB, path, key, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, s.base+path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -142,7 +148,7 @@ func (s *server) post(t *testing.T, path, key, body string) (int, map[string]any
 	return resp.StatusCode, out
 }
 
-func quickstart(t *testing.T) string {
+func quickstart(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile("../examples/quickstart.yaml")
 	if err != nil {
