@@ -199,38 +199,9 @@ func (s *RedisStore) ListApprovals(ctx context.Context, status string, limit int
 // when it reconnects). It returns nil when ctx ends, ErrClosed when the
 // store is closed, and an error when the client is closed.
 func (s *RedisStore) WatchApprovals(ctx context.Context, decided func(id string)) error {
-	if s.closed() {
-		return ErrClosed
-	}
-	subCtx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
-	// A failed first subscription is retried by the PubSub as it receives.
-	ps := s.client.Subscribe(subCtx, s.ApprovalChannel())
-	cancel()
-	defer ps.Close()
-	ch := ps.ChannelWithSubscriptions(
-		redis.WithChannelHealthCheckInterval(s.opts.HealthCheck),
-		redis.WithChannelPingTimeout(s.opts.Timeout),
-		redis.WithChannelReconnectTimeout(s.opts.Timeout))
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.done:
-			return ErrClosed
-		case m, ok := <-ch:
-			if !ok {
-				return fmt.Errorf("controlplane: redis subscription to %s ended: %w", s.ApprovalChannel(), redis.ErrClosed)
-			}
-			switch m := m.(type) {
-			case *redis.Subscription:
-				if m.Kind == "subscribe" {
-					decided("")
-				}
-			case *redis.Message:
-				if m.Payload != "" {
-					decided(m.Payload)
-				}
-			}
+	return s.subscribe(ctx, s.ApprovalChannel(), func() { decided("") }, func(id string) {
+		if id != "" {
+			decided(id)
 		}
-	}
+	})
 }

@@ -332,12 +332,19 @@ func matchFields(f EventFilter, v map[string]any) bool {
 // ends, ErrClosed when the store is closed, and an error when the client
 // is closed.
 func (s *RedisStore) Watch(ctx context.Context, changed func()) error {
+	return s.subscribe(ctx, s.channel, changed, func(string) { changed() })
+}
+
+// subscribe follows one pub/sub channel until ctx ends: subscribed runs
+// after every (re)subscription — pub/sub loses messages while disconnected,
+// so a subscriber must re-read then — and message runs for every message.
+func (s *RedisStore) subscribe(ctx context.Context, channel string, subscribed func(), message func(payload string)) error {
 	if s.closed() {
 		return ErrClosed
 	}
 	subCtx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	// A failed first subscription is retried by the PubSub as it receives.
-	ps := s.client.Subscribe(subCtx, s.channel)
+	ps := s.client.Subscribe(subCtx, channel)
 	cancel()
 	defer ps.Close()
 	ch := ps.ChannelWithSubscriptions(
@@ -352,15 +359,15 @@ func (s *RedisStore) Watch(ctx context.Context, changed func()) error {
 			return ErrClosed
 		case m, ok := <-ch:
 			if !ok {
-				return fmt.Errorf("controlplane: redis subscription to %s ended: %w", s.channel, redis.ErrClosed)
+				return fmt.Errorf("controlplane: redis subscription to %s ended: %w", channel, redis.ErrClosed)
 			}
 			switch m := m.(type) {
 			case *redis.Subscription:
 				if m.Kind == "subscribe" {
-					changed()
+					subscribed()
 				}
 			case *redis.Message:
-				changed()
+				message(m.Payload)
 			}
 		}
 	}
