@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,55 +28,13 @@ func TestMemoryStoreApprovalConformance(t *testing.T) {
 }
 
 func TestFileStoreApprovalConformance(t *testing.T) {
-	var mu sync.Mutex
-	dirs := map[controlplane.ApprovalStore]string{}
-	controlplanetest.RunApprovals(t,
-		func(t *testing.T) controlplane.ApprovalStore {
-			dir := filepath.Join(t.TempDir(), "cp")
-			s := openFileStore(t, dir)
-			mu.Lock()
-			dirs[s] = dir
-			mu.Unlock()
-			return s
-		},
-		func(t *testing.T, s controlplane.ApprovalStore) controlplane.ApprovalStore {
-			if err := s.(*controlplane.FileStore).Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			r := openFileStore(t, dirs[s])
-			dirs[r] = dirs[s]
-			return r
-		})
+	open, reopen := fileFactory[controlplane.ApprovalStore]()
+	controlplanetest.RunApprovals(t, open, reopen)
 }
 
 func TestRedisStoreApprovalConformance(t *testing.T) {
-	srv := redistest.Start(t)
-	client := redisClient(t, srv)
-	var (
-		mu       sync.Mutex
-		prefixes = map[controlplane.ApprovalStore]string{}
-		n        atomic.Int64
-	)
-	open := func(t *testing.T, prefix string) controlplane.ApprovalStore {
-		s := openRedisStore(t, client, prefix)
-		mu.Lock()
-		prefixes[s] = prefix
-		mu.Unlock()
-		return s
-	}
-	controlplanetest.RunApprovals(t,
-		func(t *testing.T) controlplane.ApprovalStore { return open(t, fmt.Sprintf("approvals:%d", n.Add(1))) },
-		func(t *testing.T, s controlplane.ApprovalStore) controlplane.ApprovalStore {
-			if err := s.(*controlplane.RedisStore).Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			mu.Lock()
-			prefix := prefixes[s]
-			mu.Unlock()
-			return open(t, prefix)
-		})
+	open, reopen := redisFactory[controlplane.ApprovalStore](t, "approvals")
+	controlplanetest.RunApprovals(t, open, reopen)
 }
 
 func TestFileStoreApprovalsTornTail(t *testing.T) {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,31 +36,8 @@ func openRedisStore(t testing.TB, client redis.UniversalClient, prefix string) *
 }
 
 func TestRedisStoreConformance(t *testing.T) {
-	srv := redistest.Start(t)
-	client := redisClient(t, srv)
-	var (
-		mu       sync.Mutex
-		prefixes = map[controlplane.Store]string{}
-		n        atomic.Int64
-	)
-	open := func(t *testing.T, prefix string) controlplane.Store {
-		s := openRedisStore(t, client, prefix)
-		mu.Lock()
-		prefixes[s] = prefix
-		mu.Unlock()
-		return s
-	}
-	controlplanetest.Run(t,
-		func(t *testing.T) controlplane.Store { return open(t, fmt.Sprintf("conformance:%d", n.Add(1))) },
-		func(t *testing.T, s controlplane.Store) controlplane.Store {
-			if err := s.(*controlplane.RedisStore).Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			mu.Lock()
-			prefix := prefixes[s]
-			mu.Unlock()
-			return open(t, prefix)
-		})
+	open, reopen := redisFactory[controlplane.Store](t, "conformance")
+	controlplanetest.Run(t, open, reopen)
 }
 
 func TestRedisStoreKeyLayout(t *testing.T) {

@@ -3,11 +3,8 @@ package controlplane_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/vigilhq/vigil/controlplane"
@@ -20,50 +17,13 @@ func TestMemorySnapshotStoreConformance(t *testing.T) {
 }
 
 func TestFileSnapshotStoreConformance(t *testing.T) {
-	dirs := map[controlplane.SnapshotStore]string{}
-	controlplanetest.RunSnapshots(t,
-		func(t *testing.T) controlplane.SnapshotStore {
-			dir := filepath.Join(t.TempDir(), "cp")
-			s := openFileStore(t, dir)
-			dirs[s] = dir
-			return s
-		},
-		func(t *testing.T, s controlplane.SnapshotStore) controlplane.SnapshotStore {
-			if err := s.(*controlplane.FileStore).Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			r := openFileStore(t, dirs[s])
-			dirs[r] = dirs[s]
-			return r
-		})
+	open, reopen := fileFactory[controlplane.SnapshotStore]()
+	controlplanetest.RunSnapshots(t, open, reopen)
 }
 
 func TestRedisSnapshotStoreConformance(t *testing.T) {
-	srv := redistest.Start(t)
-	client := redisClient(t, srv)
-	var (
-		mu       sync.Mutex
-		prefixes = map[controlplane.SnapshotStore]string{}
-		n        atomic.Int64
-	)
-	open := func(t *testing.T, prefix string) controlplane.SnapshotStore {
-		s := openRedisStore(t, client, prefix)
-		mu.Lock()
-		prefixes[s] = prefix
-		mu.Unlock()
-		return s
-	}
-	controlplanetest.RunSnapshots(t,
-		func(t *testing.T) controlplane.SnapshotStore { return open(t, fmt.Sprintf("snapshots:%d", n.Add(1))) },
-		func(t *testing.T, s controlplane.SnapshotStore) controlplane.SnapshotStore {
-			if err := s.(*controlplane.RedisStore).Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			mu.Lock()
-			prefix := prefixes[s]
-			mu.Unlock()
-			return open(t, prefix)
-		})
+	open, reopen := redisFactory[controlplane.SnapshotStore](t, "snapshots")
+	controlplanetest.RunSnapshots(t, open, reopen)
 }
 
 func TestRedisSnapshotKeyLayout(t *testing.T) {

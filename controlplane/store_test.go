@@ -17,22 +17,8 @@ func TestMemoryStoreConformance(t *testing.T) {
 }
 
 func TestFileStoreConformance(t *testing.T) {
-	dirs := map[controlplane.Store]string{}
-	controlplanetest.Run(t,
-		func(t *testing.T) controlplane.Store {
-			dir := filepath.Join(t.TempDir(), "cp")
-			s := openFileStore(t, dir)
-			dirs[s] = dir
-			return s
-		},
-		func(t *testing.T, s controlplane.Store) controlplane.Store {
-			if err := s.(*controlplane.FileStore).Close(); err != nil {
-				t.Fatalf("Close: %v", err)
-			}
-			r := openFileStore(t, dirs[s])
-			dirs[r] = dirs[s]
-			return r
-		})
+	open, reopen := fileFactory[controlplane.Store]()
+	controlplanetest.Run(t, open, reopen)
 }
 
 func TestFileStoreFileModes(t *testing.T) {
