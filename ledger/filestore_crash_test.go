@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/vigilhq/vigil/ledger"
 	"github.com/vigilhq/vigil/ledger/ledgertest"
@@ -226,5 +225,4 @@ func TestFileStorePermissions(t *testing.T) {
 			t.Errorf("%s: got mode %v, want %v", path, got, want)
 		}
 	}
-	_ = time.Second
 }

@@ -3,6 +3,8 @@ package ledger_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -141,16 +143,35 @@ func TestVerifyExport(t *testing.T) {
 		t.Fatalf("VerifyStream of an intact export: got %+v, %v", r, err)
 	}
 
-	// The published rule, applied independently: decode, drop "hash",
-	// canonicalize, SHA-256.
+	// The published rule, applied the way an outsider would (without the
+	// ledger's verifier): decode, drop "hash", canonicalize, SHA-256, and
+	// chain prev_hash to the previous line's hash.
+	prev := ledger.ZeroHash
 	for i, line := range lines {
 		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
 			t.Fatal(err)
 		}
-		if m["sequence"].(float64) != float64(i+1) {
-			t.Errorf("line %d: sequence %v", i+1, m["sequence"])
+		hash, _ := m["hash"].(string)
+		delete(m, "hash")
+		raw, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
 		}
+		canon, err := ledger.Canonicalize(nil, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(canon)
+		if got := hex.EncodeToString(sum[:]); got != hash {
+			t.Errorf("line %d: SHA-256 of the canonical entry is %s, the line says %s", i+1, got, hash)
+		}
+		if m["prev_hash"] != prev || m["sequence"] != json.Number(strconv.Itoa(i+1)) {
+			t.Errorf("line %d: got sequence %v, prev_hash %v; want %d, %s", i+1, m["sequence"], m["prev_hash"], i+1, prev)
+		}
+		prev = hash
 	}
 
 	cases := []struct {
@@ -309,11 +330,21 @@ func TestLargeIntegersAreRecordedAsStrings(t *testing.T) {
 	}
 }
 
+// TestEntrySize: a typical entry is a few KB (BENCHMARKS.md reports the
+// figure), and its exported form is exactly the body plus the hash member.
 func TestEntrySize(t *testing.T) {
 	l, _ := chainFixture(t, 4)
 	for seq := int64(1); seq <= 4; seq++ {
-		rec, _ := l.Get(context.Background(), "bot", seq)
+		rec, err := l.Get(context.Background(), "bot", seq)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Logf("entry %d (%s): %d bytes canonical, %d bytes exported", seq, rec.Verdict, len(rec.Body), len(rec.JSON()))
+		if n := len(rec.Body); n < 1000 || n > 16<<10 {
+			t.Errorf("entry %d: %d bytes canonical, want a self-contained entry of 1-16 KB", seq, n)
+		}
+		if got, want := len(rec.JSON()), len(rec.Body)+len(`,"hash":""`)+64; got != want {
+			t.Errorf("entry %d: exported %d bytes, want body + hash member = %d", seq, got, want)
+		}
 	}
-	_ = strconv.Itoa
 }

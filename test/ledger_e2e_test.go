@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 func (s *server) get(t testing.TB, path, key string) (int, map[string]any) {
@@ -110,7 +109,6 @@ func TestLedgerSurvivesRestartAndKill(t *testing.T) {
 	if st, err := os.Stat(out); err != nil || st.Mode().Perm() != 0o600 {
 		t.Errorf("export file mode: got %v, %v; want 0600", st.Mode().Perm(), err)
 	}
-	_ = time.Second
 }
 
 // TestLedgerDisabled: with runtime.enable_ledger false nothing is recorded,
