@@ -70,29 +70,13 @@ type approvalsOptions struct {
 
 // approvalsMain runs `vigil approvals ...` and returns the exit status.
 func approvalsMain(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, approvalsUsage)
-		return exitUsage
-	}
-	cmd := args[0]
-	synopsis, ok := map[string]string{
+	cmd, fs, status, ok := subcommand("approvals", approvalsUsage, map[string]string{
 		"list":    "list [--status S] [--limit N] [--json]",
 		"approve": "approve ID [--reason R] [--operator O]",
 		"deny":    "deny ID [--reason R] [--operator O]",
-	}[cmd]
-	switch {
-	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
-		fmt.Fprint(stdout, approvalsUsage)
-		return exitOK
-	case !ok:
-		fmt.Fprintf(stderr, "vigil approvals: unknown command %q\n\n%s", cmd, approvalsUsage)
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("vigil approvals "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: vigil approvals %s\n\nFlags (before or after the arguments):\n", synopsis)
-		fs.PrintDefaults()
+	}, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	var cf clientFlags
 	cf.register(fs)
@@ -115,7 +99,8 @@ func approvalsMain(ctx context.Context, args []string, stdout, stderr io.Writer,
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	usage := func(err error) int {
-		fmt.Fprintf(stderr, "vigil approvals %s: %v\nUsage: vigil approvals %s\n", cmd, err, synopsis)
+		fmt.Fprintf(stderr, "vigil approvals %s: %v\n", cmd, err)
+		fs.Usage() // the command's synopsis and flags
 		return exitUsage
 	}
 	var query url.Values

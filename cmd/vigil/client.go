@@ -227,3 +227,31 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
+
+// subcommand resolves `vigil GROUP CMD ...`: with no command it prints the
+// group's usage (exit 2), answers help (exit 0) and unknown commands (exit
+// 2); for a known command it returns a flag set whose usage shows the
+// command's synopsis. When ok is false the caller returns status.
+func subcommand(group, usage string, synopses map[string]string, args []string, stdout, stderr io.Writer) (cmd string, fs *flag.FlagSet, status int, ok bool) {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return "", nil, exitUsage, false
+	}
+	cmd = args[0]
+	synopsis, known := synopses[cmd]
+	switch {
+	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
+		fmt.Fprint(stdout, usage)
+		return cmd, nil, exitOK, false
+	case !known:
+		fmt.Fprintf(stderr, "vigil %s: unknown command %q\n\n%s", group, cmd, usage)
+		return cmd, nil, exitUsage, false
+	}
+	fs = flag.NewFlagSet("vigil "+group+" "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: vigil %s %s\n\nFlags (before or after the arguments):\n", group, synopsis)
+		fs.PrintDefaults()
+	}
+	return cmd, fs, 0, true
+}

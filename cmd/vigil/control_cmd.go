@@ -93,30 +93,14 @@ type controlOptions struct {
 
 // controlMain runs `vigil control ...` and returns the exit status.
 func controlMain(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, controlUsage)
-		return exitUsage
-	}
-	cmd := args[0]
-	synopsis, ok := map[string]string{
+	cmd, fs, status, ok := subcommand("control", controlUsage, map[string]string{
 		"issue":  "issue --type TYPE [--agent ID ...] [--archetype A] [--team T] [--drift-status S] [--factor F] [--invariant 'NAME=EXPR' ...] [--term T] [--message M] [--reason R] [--duration D] [--operator O]",
 		"list":   "list [--json]",
 		"show":   "show ID",
 		"expire": "expire ID",
-	}[cmd]
-	switch {
-	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
-		fmt.Fprint(stdout, controlUsage)
-		return exitOK
-	case !ok:
-		fmt.Fprintf(stderr, "vigil control: unknown command %q\n\n%s", cmd, controlUsage)
-		return exitUsage
-	}
-	fs := flag.NewFlagSet("vigil control "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: vigil control %s\n\nFlags (before or after the arguments):\n", synopsis)
-		fs.PrintDefaults()
+	}, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	var cf clientFlags
 	cf.register(fs)
@@ -137,7 +121,8 @@ func controlMain(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	usage := func(err error) int {
-		fmt.Fprintf(stderr, "vigil control %s: %v\nUsage: vigil control %s\n", cmd, err, synopsis)
+		fmt.Fprintf(stderr, "vigil control %s: %v\n", cmd, err)
+		fs.Usage() // the command's synopsis and flags
 		return exitUsage
 	}
 	var id string
