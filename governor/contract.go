@@ -187,10 +187,18 @@ func (w compiledWindow) allows(t time.Time) bool {
 	return h >= w.StartHour || h < w.EndHour
 }
 
-// globMatch reports whether target matches the glob. A "*" pattern matches
+// InScope reports whether the contract's scope allows the action type (a
+// tool name, for MCP): an empty scope (none configured, which does not veto)
+// and "*" allow every type.
+func (c *Contract) InScope(actionType string) bool {
+	return len(c.Scope) == 0 || slices.Contains(c.Scope, "*") || slices.Contains(c.Scope, actionType)
+}
+
+// MatchGlob reports whether target matches the glob: the one glob syntax of
+// contracts (boundaries, sensitive targets) and route rules. A "*" pattern matches
 // everything; otherwise path.Match applies, with a trailing "/*" also matching
 // deeper paths ("api.example.com/*" matches "api.example.com/a/b").
-func globMatch(pattern, target string) bool {
+func MatchGlob(pattern, target string) bool {
 	if pattern == "*" {
 		return true
 	}

@@ -106,7 +106,7 @@ func TestGlobMatch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.pattern+" vs "+tc.target, func(t *testing.T) {
-			if got := globMatch(tc.pattern, tc.target); got != tc.want {
+			if got := MatchGlob(tc.pattern, tc.target); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
@@ -413,5 +413,28 @@ func TestVerdictText(t *testing.T) {
 	}
 	if _, err := ParseVerdict("allow"); err == nil {
 		t.Errorf("lower-case name: got nil error, want one")
+	}
+}
+
+func TestContractInScope(t *testing.T) {
+	tests := []struct {
+		name  string
+		scope []string
+		typ   string
+		want  bool
+	}{
+		{"no scope allows all", nil, "anything", true},
+		{"star allows all", []string{"read", "*"}, "anything", true},
+		{"listed type", []string{"read", "search"}, "search", true},
+		{"unlisted type", []string{"read", "search"}, "delete", false},
+		{"no globbing", []string{"search*"}, "search_docs", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Contract{AgentID: "a", Scope: tc.scope}
+			if got := c.InScope(tc.typ); got != tc.want {
+				t.Errorf("InScope(%q) with scope %q: got %t, want %t", tc.typ, tc.scope, got, tc.want)
+			}
+		})
 	}
 }

@@ -272,7 +272,7 @@ func (ev *evaluation) cascadingImpact() {
 func (ev *evaluation) stakeholderImpact() {
 	target := ev.act.Target
 	for _, g := range ev.cc.sensitive {
-		if globMatch(g, target) {
+		if MatchGlob(g, target) {
 			ev.score(dimStakeholder, 0.2, false, "target matches sensitive pattern "+strconv.Quote(g))
 			return
 		}
@@ -316,7 +316,7 @@ func (ev *evaluation) isolationIntegrity() {
 		return
 	}
 	for _, g := range ev.cc.boundaries {
-		if globMatch(g, ev.act.Target) {
+		if MatchGlob(g, ev.act.Target) {
 			ev.score(dimIsolation, 1, false, "target within boundary "+strconv.Quote(g))
 			return
 		}

@@ -2,6 +2,8 @@ package governor
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -658,5 +660,60 @@ func TestAllScoresHaveFullConfidence(t *testing.T) {
 		if s.Score < 0 || s.Score > 1 {
 			t.Errorf("%s: got score %v, want within [0, 1]", s.Dimension, s.Score)
 		}
+	}
+}
+
+func TestRevokeApprovalWithdrawsTheGrant(t *testing.T) {
+	act := Action{Type: "export_report", Target: "reports/q1"}
+	e, clk := engineWith(t, Contract{AgentID: "a", HumanOverride: []string{"export_report"}})
+	dg := ActionDigest("a", &act)
+	if err := e.GrantApproval("a", dg, clk.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		got, err := e.RevokeApproval("a", dg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("revoke #%d: got %t, want %t", i+1, got, want)
+		}
+	}
+	if d := evalAct(t, e, "a", act); d.Verdict != Escalate {
+		t.Errorf("after revoke: got %s, want ESCALATE", d.Verdict)
+	}
+	if _, err := e.RevokeApproval("nobody", dg); !errors.Is(err, ErrUnknownAgent) {
+		t.Errorf("unknown agent: got %v, want ErrUnknownAgent", err)
+	}
+}
+
+func TestCallOutcomesFeedTrust(t *testing.T) {
+	tests := []struct {
+		name    string
+		outcome CallOutcome
+		delta   float64
+	}{
+		{"completed raises trust", CallCompleted, 0.005},
+		{"interrupted lowers trust", CallInterrupted, -0.03},
+		{"failed leaves trust", CallFailed, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := engineWith(t, Contract{AgentID: "a"})
+			before := mustStatus(t, e, "a").Trust
+			if err := e.CallStarted("a"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.CallFinished("a", tc.outcome); err != nil {
+				t.Fatal(err)
+			}
+			st := mustStatus(t, e, "a")
+			if got := st.Trust - before; math.Abs(got-tc.delta) > 1e-9 {
+				t.Errorf("got trust change %.4f, want %.4f", got, tc.delta)
+			}
+			if st.InFlight != 0 {
+				t.Errorf("got in flight %d, want 0", st.InFlight)
+			}
+		})
 	}
 }

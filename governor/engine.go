@@ -192,6 +192,9 @@ type CallOutcome uint8
 const (
 	CallCompleted CallOutcome = iota + 1
 	CallInterrupted
+	// CallFailed is a call that ended without an answer from the tool (the
+	// upstream unreachable or failing): it leaves trust unchanged.
+	CallFailed
 )
 
 // CallStarted counts a forwarded call of the agent as in flight (the
@@ -206,7 +209,7 @@ func (e *Engine) CallStarted(agentID string) error {
 }
 
 // CallFinished ends an in-flight call and feeds trust: a completed call
-// raises it, an interrupted one lowers it.
+// raises it, an interrupted one lowers it, a failed one leaves it.
 func (e *Engine) CallFinished(agentID string, outcome CallOutcome) error {
 	a := e.agent(agentID)
 	if a == nil {
@@ -214,6 +217,9 @@ func (e *Engine) CallFinished(agentID string, outcome CallOutcome) error {
 	}
 	if a.inflight.Add(-1) < 0 {
 		a.inflight.Store(0)
+	}
+	if outcome != CallCompleted && outcome != CallInterrupted {
+		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -225,6 +231,21 @@ func (e *Engine) CallFinished(agentID string, outcome CallOutcome) error {
 		a.st.adjustTrust(&e.cfg, now, e.cfg.TrustInterruptDelta, "call", "call interrupted")
 	}
 	return nil
+}
+
+// RevokeApproval withdraws the grant of the action whose digest is given,
+// if there is one: a call held on an approval and then forwarded has used
+// it. It reports whether a grant was withdrawn.
+func (e *Engine) RevokeApproval(agentID, digest string) (bool, error) {
+	a := e.agent(agentID)
+	if a == nil {
+		return false, fmt.Errorf("%w %q", ErrUnknownAgent, agentID)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.st.Approvals[digest]
+	delete(a.st.Approvals, digest)
+	return ok, nil
 }
 
 // GrantApproval lets one action whose digest (ActionDigest) matches pass
