@@ -1,0 +1,271 @@
+package proxy
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/vigilhq/vigil/controlplane"
+	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/ledger"
+	"github.com/vigilhq/vigil/proxy/toolcall"
+)
+
+// Governor is what the proxy needs of the governor; *governor.Engine
+// satisfies it.
+type Governor interface {
+	Evaluate(governor.Request) (*governor.Decision, error)
+	CallStarted(agentID string) error
+	CallFinished(agentID string, outcome governor.CallOutcome) error
+	// Contract is read for tools/list filtering (the agent's scope).
+	Contract(agentID string) (governor.Contract, bool)
+	// Overlay tells whether an agent is quarantined or suspended.
+	Overlay(agentID string) *governor.Overlay
+	// RevokeApproval withdraws the one-retry grant of an approved held call
+	// the proxy forwarded.
+	RevokeApproval(agentID, digest string) (bool, error)
+}
+
+// Recorder appends decisions to the ledger; *ledger.Ledger satisfies it.
+type Recorder interface {
+	Append(ctx context.Context, d *governor.Decision) (*ledger.Record, error)
+}
+
+// Holder is the override queue a held call waits on;
+// *controlplane.Approvals satisfies it.
+type Holder interface {
+	Request(ctx context.Context, args controlplane.RequestArgs) (controlplane.Approval, error)
+	Wait(ctx context.Context, id string) (controlplane.Approval, error)
+}
+
+// Observer is told of every recorded evaluation (directive expiry);
+// *controlplane.Plane satisfies it.
+type Observer interface {
+	ObserveEvaluation()
+}
+
+// EventRecorder records provenance events (interrupted calls); the control
+// plane's stores satisfy it.
+type EventRecorder interface {
+	AppendEvent(ctx context.Context, e controlplane.Event) error
+}
+
+// BreakerConfig configures the per-upstream-host circuit breakers.
+type BreakerConfig struct {
+	// Failures is how many consecutive failures (a transport error, or a
+	// 502, 503 or 504 answer) open a host's breaker (default 5).
+	Failures uint32
+	// OpenFor is how long an open breaker fails calls fast before one probe
+	// call is let through (default 10 s).
+	OpenFor time.Duration
+}
+
+// Options is what a Proxy is built from. Governor is required; every other
+// field has a documented zero value.
+type Options struct {
+	Governor Governor
+	// Recorder is the ledger; nil: the ledger is disabled and responses
+	// carry no X-Vigil-Ledger-Seq.
+	Recorder Recorder
+	// Approvals is the override queue; nil: an escalated call is refused at
+	// once (403 governance_escalated without an approval id).
+	Approvals Holder
+	// Observer is told of each recorded evaluation; nil: nobody.
+	Observer Observer
+	// Events records interrupted calls; nil: they are only logged.
+	Events EventRecorder
+	// Tokens maps agent ids to their proxy tokens (Proxy-Authorization).
+	Tokens map[string]string
+	// DefaultAgent receives the calls without credentials (sidecar mode);
+	// "": such calls are answered 407.
+	DefaultAgent string
+	// HoldTimeout is how long an escalated call is held (default 30 s).
+	HoldTimeout time.Duration
+	// Rules are the route rules; nil: none.
+	Rules *toolcall.Rules
+	// CA intercepts HTTPS (CONNECT); nil: each CONNECT is one "connect"
+	// action and the tunnel is not inspected.
+	CA *CA
+	// UpstreamCAs are trusted for upstream TLS besides the system roots;
+	// nil: the system roots only.
+	UpstreamCAs *x509.CertPool
+	// Breaker configures the per-host circuit breakers.
+	Breaker BreakerConfig
+	// ResponseHeaderTimeout bounds the wait for an upstream's response
+	// headers (default 5 minutes: tools may be slow; streams are not bound
+	// once their headers arrive).
+	ResponseHeaderTimeout time.Duration
+	// TracerProvider creates the call spans; nil: no tracing.
+	TracerProvider trace.TracerProvider
+	// Propagator injects the trace context into forwarded requests and
+	// extracts the agent's; nil: W3C trace context.
+	Propagator propagation.TextMapPropagator
+	// Logger receives the proxy's logs; nil: slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultHoldTimeout           = 30 * time.Second
+	DefaultBreakerFailures       = 5
+	DefaultBreakerOpenFor        = 10 * time.Second
+	DefaultResponseHeaderTimeout = 5 * time.Minute
+)
+
+// Proxy is the forward proxy. Create it with New, run it with Serve, stop it
+// with Shutdown. Its methods are safe for concurrent use.
+type Proxy struct {
+	gov       Governor
+	recorder  Recorder
+	approvals Holder
+	observer  Observer
+	events    EventRecorder
+	tokens    map[string]string
+	defAgent  string
+	hold      time.Duration
+	rules     *toolcall.Rules
+	ca        *CA
+	log       *slog.Logger
+	tracer    trace.Tracer
+	prop      propagation.TextMapPropagator
+
+	gp       *goproxy.ProxyHttpServer
+	tr       *http.Transport
+	dialer   *net.Dialer
+	breakers *breakers
+	flights  *flights
+	sessions *sessions
+	stats    counters
+
+	// released ends when Shutdown starts: held calls stop waiting.
+	released context.Context
+	release  context.CancelFunc
+
+	mu      sync.Mutex // guards srv and tunnels
+	srv     *http.Server
+	tunnels map[net.Conn]struct{} // hijacked connections (CONNECT)
+	pending sync.Map              // *http.Request (a CONNECT) → *call
+}
+
+// New returns a proxy built from opts.
+func New(opts Options) (*Proxy, error) {
+	if opts.Governor == nil {
+		return nil, errors.New("proxy: Options.Governor is required")
+	}
+	if opts.HoldTimeout < 0 || opts.ResponseHeaderTimeout < 0 || opts.Breaker.OpenFor < 0 {
+		return nil, errors.New("proxy: negative duration in Options")
+	}
+	p := &Proxy{
+		gov: opts.Governor, recorder: opts.Recorder, approvals: opts.Approvals, observer: opts.Observer,
+		events: opts.Events, tokens: opts.Tokens, defAgent: opts.DefaultAgent, hold: opts.HoldTimeout,
+		rules: opts.Rules, ca: opts.CA, log: opts.Logger, prop: opts.Propagator,
+		flights: newFlights(), sessions: newSessions(), tunnels: map[net.Conn]struct{}{},
+	}
+	if p.hold == 0 {
+		p.hold = DefaultHoldTimeout
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	if p.prop == nil {
+		p.prop = propagation.TraceContext{}
+	}
+	tp := opts.TracerProvider
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	p.tracer = tp.Tracer("github.com/vigilhq/vigil/proxy")
+	p.released, p.release = context.WithCancel(context.Background())
+	p.dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	p.tr = newTransport(p.dialer, opts.UpstreamCAs, opts.ResponseHeaderTimeout)
+	p.breakers = newBreakers(opts.Breaker, p.log)
+	p.gp = p.newGoproxy()
+	return p, nil
+}
+
+// Handler returns the proxy as an http.Handler, for a server the caller
+// runs; Serve is the usual way.
+func (p *Proxy) Handler() http.Handler { return p.gp }
+
+// Serve accepts proxy connections on ln until Shutdown; it returns
+// http.ErrServerClosed after a Shutdown.
+func (p *Proxy) Serve(ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           p.gp,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelDebug),
+		ConnState:         p.trackConn,
+	}
+	p.mu.Lock()
+	if p.srv != nil {
+		p.mu.Unlock()
+		return errors.New("proxy: Serve called twice")
+	}
+	p.srv = srv
+	p.mu.Unlock()
+	return srv.Serve(ln)
+}
+
+// trackConn remembers the hijacked connections (CONNECT tunnels), which the
+// http.Server forgets, so that Shutdown can close them.
+func (p *Proxy) trackConn(c net.Conn, s http.ConnState) {
+	if s != http.StateHijacked {
+		return
+	}
+	p.mu.Lock()
+	p.tunnels[c] = struct{}{}
+	p.mu.Unlock()
+}
+
+// Shutdown stops the proxy: it stops accepting, releases the held calls
+// (answered 403 governance_escalated; their approvals stay pending, so the
+// agent can retry), lets the forwarded calls finish until ctx ends, then
+// closes what is left, tunnels included.
+func (p *Proxy) Shutdown(ctx context.Context) error {
+	p.release()
+	p.mu.Lock()
+	srv := p.srv
+	p.mu.Unlock()
+	var err error
+	if srv != nil {
+		err = srv.Shutdown(ctx)
+		if err != nil {
+			_ = srv.Close()
+		}
+	}
+	p.mu.Lock()
+	for c := range p.tunnels {
+		_ = c.Close()
+	}
+	clear(p.tunnels)
+	p.mu.Unlock()
+	p.tr.CloseIdleConnections()
+	if err != nil {
+		return fmt.Errorf("proxy: shutdown: %w", err)
+	}
+	return nil
+}
+
+// ApplyOverlays is told of every new set of directive overlays: the
+// in-flight calls of each agent that is now quarantined or suspended are
+// cancelled (interrupt authority). It does not block on I/O.
+func (p *Proxy) ApplyOverlays(o governor.Overlays) {
+	for agent, ov := range o {
+		if ov != nil && (ov.Quarantined || ov.Suspended) {
+			p.interrupt(agent, ov)
+		}
+	}
+}

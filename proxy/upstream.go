@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/elazarl/goproxy"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/proxy/toolcall"
+)
+
+// roundTrip sends a forwarded request upstream, through the host's circuit
+// breaker, with the call's trace context. It never returns an error: an
+// upstream failure is answered 502 (unreachable) or 503 (breaker open) with
+// the verdict of the decision taken, which goproxy passes on in plain and
+// intercepted requests alike.
+func (p *Proxy) roundTrip(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Response, error) {
+	c, _ := gctx.UserData.(*call)
+	if c == nil { // not through onRequest: cannot happen; refuse
+		return newResponse(req, http.StatusInternalServerError, "application/json", nil, nil), nil
+	}
+	host := req.URL.Host
+	done, err := p.breakers.allow(host)
+	if err != nil {
+		p.stats.breakerOpen.Add(1)
+		c.end(p, governor.CallFailed)
+		resp := p.upstreamFailure(req, c, http.StatusServiceUnavailable, CodeUpstreamUnavailable,
+			"the tool at "+host+" failed repeatedly; calls fail fast until it recovers")
+		resp.Header.Set("Retry-After", strconv.Itoa(int(p.breakers.cfg.OpenFor.Seconds()+0.5)))
+		return resp, nil
+	}
+	p.prop.Inject(req.Context(), propagation.HeaderCarrier(req.Header))
+	resp, err := p.tr.RoundTrip(req)
+	if err != nil {
+		if req.Context().Err() != nil { // the agent went away, or governance interrupted the call
+			done(errExcluded)
+			interrupted := c.flight != nil && c.flight.interrupted()
+			c.end(p, governor.CallFailed)
+			if interrupted {
+				return p.upstreamFailure(req, c, http.StatusForbidden, CodeInterrupted,
+					"the call was interrupted: "+interruptReason(c)), nil
+			}
+			return p.upstreamFailure(req, c, http.StatusBadGateway, CodeUpstreamUnreachable, "the call was cancelled"), nil
+		}
+		done(err)
+		p.stats.upstreamErrors.Add(1)
+		p.log.Warn("proxy: upstream unreachable", "agent_id", c.agent, "host", host, "err", err)
+		c.span.SetStatus(codes.Error, "upstream unreachable")
+		c.end(p, governor.CallFailed)
+		return p.upstreamFailure(req, c, http.StatusBadGateway, CodeUpstreamUnreachable,
+			"the tool at "+host+" could not be reached: "+err.Error()), nil
+	}
+	switch resp.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		done(errUpstreamStatus)
+	default:
+		done(nil)
+	}
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" && c.parsed.Kind == toolcall.KindMCP {
+		p.sessions.add(endpoint(req), id)
+	}
+	c.setHeaders(resp.Header)
+	resp.Body = &trackedBody{rc: resp.Body, c: c, p: p}
+	return resp, nil
+}
+
+// upstreamFailure answers a call that was decided (and recorded) but got no
+// answer from the tool.
+func (p *Proxy) upstreamFailure(req *http.Request, c *call, status int, code, msg string) *http.Response {
+	var e errorBody
+	e.Error.Code, e.Error.Message = code, msg
+	b, _ := json.Marshal(e)
+	return newResponse(req, status, "application/json", b, c)
+}
+
+func interruptReason(c *call) string {
+	var i *interruption
+	if c.flight != nil && errors.As(context.Cause(c.flight.ctx), &i) {
+		return i.reason
+	}
+	return "governance"
+}
+
+// trackedBody is a forwarded response's body: its end (EOF, an error or an
+// early close) ends the call.
+type trackedBody struct {
+	rc io.ReadCloser
+	c  *call
+	p  *Proxy
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	switch {
+	case err == io.EOF:
+		b.c.end(b.p, governor.CallCompleted)
+	case err != nil:
+		b.c.end(b.p, governor.CallFailed) // interrupted, when governance cut it
+	}
+	return n, err
+}
+
+func (b *trackedBody) Close() error {
+	err := b.rc.Close()
+	// Closed before its end: the agent went away (or the call was cut).
+	b.c.end(b.p, governor.CallFailed)
+	return err
+}
