@@ -59,6 +59,7 @@ func freePort(t testing.TB) int {
 type server struct {
 	cmd    *exec.Cmd
 	base   string
+	proxy  string // host:port of the forward proxy
 	stderr *syncBuffer
 	done   chan error
 }
@@ -105,7 +106,8 @@ func startServeWith(t testing.TB, bin, config string, extra ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: stderr, done: make(chan error, 1)}
+	s := &server{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), proxy: fmt.Sprintf("127.0.0.1:%d", proxyPort),
+		stderr: stderr, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()

@@ -1,9 +1,11 @@
 // Command vigil is the Vigil governance sidecar and its command-line client.
 //
-//	vigil serve [flags]     start the admin API with the ledger (and, as they land, the proxy)
+//	vigil serve [flags]     start the forward proxy and the admin API
 //	vigil ledger ...        read, verify and export ledger chains from a server
 //	vigil control ...       issue, list, show and expire directives
+//	vigil approvals ...     list, approve and deny held calls
 //	vigil ledger verify-file FILE   verify an exported chain offline
+//	vigil ca init --out DIR create the HTTPS interception CA
 //	vigil version           print the version
 //
 // This package is the only composition root: it reads flags, the YAML

@@ -26,6 +26,7 @@ Commands:
   control   issue, list and expire directives (see 'vigil control help')
   approvals list, approve and deny held actions (see 'vigil approvals help')
   ledger    read, verify and export the behaviour ledger (see 'vigil ledger help')
+  ca        create the HTTPS interception CA (see 'vigil ca help')
   version   print the version
 
 See README.md and GET /v1/openapi.json for the API.
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return approvalsMain(ctx, args[1:], stdout, stderr, getenv)
 	case "ledger":
 		return ledgerMain(ctx, args[1:], stdout, stderr, getenv)
+	case "ca":
+		return caMain(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "vigil %s\n", version)
 		return 0

@@ -82,7 +82,20 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 				"durability", cmp.Or(cfg.Ledger.Durability, "sync"))
 		}
 	}
-	plane, err := buildControlPlane(st, engine, log)
+	tp, stopTracing, err := setupTracing(ctx, getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Error("flushing traces", "err", err)
+		}
+	}()
+	sink := &overlaySink{engine: engine}
+	plane, err := buildControlPlane(st, engine, sink, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
 		return 1
@@ -96,6 +109,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	// The override queue (approvals), run until stopPlane.
 	approvals, stopPlane := withApprovals(ctx, st, engine, log, stopPlane)
 	defer stopPlane()
+	deps := proxyDeps{engine: engine, ledger: led, approvals: approvals, plane: plane, tracer: tp, log: log}
+	if st.control != nil {
+		deps.events = st.control
+	}
+	fwd, err := buildProxy(cfg, deps)
+	if err != nil {
+		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
+		return 1
+	}
+	sink.proxy.Store(fwd)
 	keys := apiKeys(cfg, getenv)
 	if len(keys) == 0 {
 		log.Warn("no API keys configured (api_keys or VIGIL_API_KEY): every /v1 route but /v1/health answers 401")
@@ -137,25 +160,41 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	proxyAddr := net.JoinHostPort(settings.ProxyHost, strconv.Itoa(settings.ProxyPort))
+	pln, err := net.Listen("tcp", proxyAddr)
+	if err != nil {
+		_ = ln.Close()
+		fmt.Fprintf(stderr, "vigil serve: forward proxy: %v\n", err)
+		return 1
+	}
 	served := make(chan error, 1)
+	proxied := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("vigil serving", "version", version, "admin", ln.Addr().String(), "store", st.storeName(), "ledger", led != nil,
+	go func() { proxied <- fwd.Serve(pln) }()
+	log.Info("vigil serving", "version", version, "admin", ln.Addr().String(), "proxy", pln.Addr().String(), "store", st.storeName(), "ledger", led != nil,
 		"control_plane", plane != nil, "agents", len(engine.Agents()), "rules", len(engine.Rules()), "playground", settings.Playground)
 
 	select {
 	case err := <-served:
 		log.Error("admin API stopped", "err", err)
 		return 1
+	case err := <-proxied:
+		log.Error("forward proxy stopped", "err", err)
+		return 1
 	case <-ctx.Done():
 	}
-	// Shutdown order (ARCHITECTURE.md): stop accepting and finish in-flight
-	// requests (each has its ledger entry by then); wait for the control
-	// plane's Run, which ends with ctx; then close the stores: flush and
-	// close the ledger, close the control plane's store, then Redis. The
-	// proxy joins here.
+	// Shutdown order (ARCHITECTURE.md): stop accepting; release the held
+	// calls and let the forwarded ones finish (each has its ledger entry
+	// already); finish the admin requests; wait for the control plane's
+	// Run, which ends with ctx; then close the stores: flush and close the
+	// ledger, close the control plane's store, then Redis; last, flush the
+	// traces (deferred above).
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	if err := fwd.Shutdown(sctx); err != nil {
+		log.Error("forward proxy shutdown", "err", err)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Error("admin API shutdown", "err", err)
 		return 1
@@ -196,11 +235,11 @@ func buildGovernor(cfg *fileConfig) (*governor.Engine, error) {
 // there is no plane. An enabled plane loads the stored directives, expires
 // those that came due while the process was down and puts the rest in force
 // before the API serves.
-func buildControlPlane(st *stores, engine *governor.Engine, log *slog.Logger) (*controlplane.Plane, error) {
+func buildControlPlane(st *stores, engine *governor.Engine, sink controlplane.Sink, log *slog.Logger) (*controlplane.Plane, error) {
 	if st.control == nil {
 		return nil, nil
 	}
-	plane, err := controlplane.New(controlplane.DefaultConfig(), engine, engine, st.control, controlplane.WithLogger(log))
+	plane, err := controlplane.New(controlplane.DefaultConfig(), engine, sink, st.control, controlplane.WithLogger(log))
 	if err != nil {
 		return nil, fmt.Errorf("control plane: %w", err)
 	}
@@ -243,7 +282,7 @@ func apiKeys(cfg *fileConfig, getenv func(string) string) []admin.Key {
 
 // features lists what this process serves, for GET /v1/info.
 func features(s serveSettings, ledgerOn, controlOn bool) []string {
-	f := []string{"evaluate", "agents", "archetypes"}
+	f := []string{"proxy", "evaluate", "agents", "archetypes"}
 	if ledgerOn {
 		f = append(f, "ledger")
 	}
