@@ -227,6 +227,8 @@ func TestParseRefusals(t *testing.T) {
 		{"route without action", "routes:\n  - {match: {host: h}}\n", `routes[0].action: required`},
 		{"route bad reversibility", "routes:\n  - match: {host: h}\n    action: a\n    reversibility: permanent\n", `config: line 4: routes[0].reversibility: unknown reversibility "permanent"`},
 		{"route empty query key", "routes:\n  - {match: {host: h}, action: a, modify: {set_query: {'': x}}}\n", `routes[0].modify.set_query[""]: empty parameter name`},
+		{"route path without slash", "routes:\n  - {match: {host: h, path: repos}, action: a}\n", `routes[0].match.path: "repos": want a glob starting with / or *`},
+		{"route sets a hop-by-hop header", "routes:\n  - {match: {host: h}, action: a, modify: {set_headers: {Content-Length: '0'}}}\n", `routes[0].modify.set_headers`},
 		{"route bad header name", "routes:\n  - {match: {host: h}, action: a, modify: {set_headers: {'X Bad': x}}}\n", `routes[0].modify.set_headers["X Bad"]: invalid header name`},
 		{"route header value line break", "routes:\n  - {match: {host: h}, action: a, modify: {set_headers: {X-A: \"a\\r\\nB: c\"}}}\n", `routes[0].modify.set_headers.X-A: header value contains a line break`},
 

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/proxy/toolcall"
 )
 
 // configError is one problem of the configuration file. Path is the key path
@@ -152,6 +153,7 @@ func (c *fileConfig) validate() error {
 	// routes
 	for i, r := range c.Routes {
 		p := fmt.Sprintf("routes[%d]", i)
+		before := len(errs)
 		if strings.TrimSpace(r.Match.Host) == "" {
 			add(p+".match.host", "required")
 		} else if _, err := path.Match(r.Match.Host, ""); err != nil {
@@ -181,6 +183,16 @@ func (c *fileConfig) validate() error {
 				add(keyPath(p+".modify.set_headers", k), "invalid header name %q", k)
 			} else if strings.ContainsAny(r.Modify.SetHeaders[k], "\r\n\x00") {
 				add(keyPath(p+".modify.set_headers", k), "header value contains a line break or NUL")
+			}
+		}
+		if len(errs) == before {
+			// What the proxy's own validation refuses beyond the checks
+			// above (hop-by-hop headers in set_headers, a path without a
+			// leading slash, ...), named the same way.
+			rt := c.routes()[i]
+			var re *toolcall.RouteError
+			if _, err := toolcall.NewRules([]toolcall.Route{rt}); errors.As(err, &re) {
+				add(p+"."+re.Field, "%v", re.Err)
 			}
 		}
 	}

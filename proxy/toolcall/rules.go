@@ -39,13 +39,27 @@ type Rules struct {
 
 var knownMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "CONNECT", "OPTIONS", "TRACE"}
 
+// RouteError is NewRules' refusal of one route: its index, the offending
+// key ("match.host", "modify.set_headers.Host", ...) and why.
+type RouteError struct {
+	Index int
+	Field string
+	Err   error
+}
+
+func (e *RouteError) Error() string {
+	return fmt.Sprintf("toolcall: routes[%d].%s: %v", e.Index, e.Field, e.Err)
+}
+
+func (e *RouteError) Unwrap() error { return e.Err }
+
 // NewRules validates routes and copies them (maps included) into Rules.
 // Errors name the route and the key: "toolcall: routes[2].match.host: ...".
 func NewRules(routes []Route) (*Rules, error) {
 	r := &Rules{routes: make([]Route, len(routes))}
 	for i, rt := range routes {
 		if field, err := validateRoute(&rt); err != nil {
-			return nil, fmt.Errorf("toolcall: routes[%d].%s: %w", i, field, err)
+			return nil, &RouteError{Index: i, Field: field, Err: err}
 		}
 		rt.Host = strings.ToLower(rt.Host)
 		rt.Modify = Modification{SetQuery: maps.Clone(rt.Modify.SetQuery), SetHeaders: maps.Clone(rt.Modify.SetHeaders)}
