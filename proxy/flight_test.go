@@ -234,3 +234,28 @@ func TestConnectWithoutCA(t *testing.T) {
 		})
 	}
 }
+
+// TestTransportIgnoresProxyEnvironment: the proxy's own upstream transport
+// never goes through HTTP_PROXY or HTTPS_PROXY (it would loop through
+// itself when the sidecar's environment is the agent's).
+func TestTransportIgnoresProxyEnvironment(t *testing.T) {
+	t.Setenv("HTTP_PROXY", "http://127.0.0.1:1")
+	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:1")
+	t.Setenv("NO_PROXY", "")
+	h := newHarness(t, botSetup())
+	var u upstream
+	srv := okUpstream(t, &u)
+	resp, body := do(t, h.client("bot", "s3cret"), http.MethodGet, srv.URL+"/docs", "", "")
+	if resp.StatusCode != 200 || u.calls.Load() != 1 {
+		t.Errorf("got %d %q with %d tool calls, want the tool's answer", resp.StatusCode, body, u.calls.Load())
+	}
+	tls := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	defer tls.Close()
+	tr := tls.Client().Transport.(*http.Transport).Clone()
+	tr.Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: h.addr, User: url.UserPassword("bot", "s3cret")})
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get(tls.URL)
+	if err != nil {
+		t.Fatalf("CONNECT tunnel with HTTPS_PROXY set: %v", err)
+	}
+	resp.Body.Close()
+}
