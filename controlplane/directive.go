@@ -26,6 +26,12 @@ const (
 	ReAnchor Type = "re_anchor"
 	// BroadcastReminder delivers an advisory message with every decision.
 	BroadcastReminder Type = "broadcast_reminder"
+	// Throttle multiplies the actions_per_minute limit of the bound agents
+	// by a factor (0 < factor <= 1). It is not one of the API's types: only
+	// Vigil itself issues it (IssueRequest.System), when the policy
+	// optimizer's interventions run in auto mode; operators see it, and may
+	// expire it, like any other directive.
+	Throttle Type = "throttle"
 )
 
 // types lists every directive type, in the order of API.md.
@@ -151,4 +157,7 @@ type IssueRequest struct {
 	Parameters Parameters
 	// Duration is optional (0: none); it must not be negative.
 	Duration time.Duration
+	// System marks a request Vigil makes itself (the optimizer): only such
+	// a request may issue a throttle.
+	System bool
 }

@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -321,6 +322,42 @@ func TestReAnchorAndReminderReachTheOverlay(t *testing.T) {
 				f.expire(t, tc.expire)
 			}
 			check(t, tc.agent, tc.want)
+		})
+	}
+}
+
+func TestThrottleIsSystemOnly(t *testing.T) {
+	tests := []struct {
+		name    string
+		system  bool
+		factor  float64
+		wantErr string
+		want    float64 // the agent's RateFactor
+	}{
+		{"issued by Vigil", true, 0.5, "", 0.5},
+		{"issued by an operator", false, 0.5, "type", 0},
+		{"factor above 1", true, 1.5, "parameters.factor", 0},
+		{"factor zero", true, 0, "parameters.factor", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			_, err := f.p.Issue(context.Background(), controlplane.IssueRequest{Type: string(controlplane.Throttle), Operator: "optimizer", System: tc.system,
+				Target: controlplane.Target{AgentIDs: []string{"a1"}}, Parameters: controlplane.Parameters{Factor: tc.factor}})
+			var fe *controlplane.FieldError
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatal(err)
+			case tc.wantErr != "" && (!errors.As(err, &fe) || fe.Field != tc.wantErr):
+				t.Fatalf("got %v, want a field error on %s", err, tc.wantErr)
+			}
+			var got float64
+			if ov := f.e.Overlay("a1"); ov != nil {
+				got = ov.RateFactor
+			}
+			if got != tc.want {
+				t.Errorf("rate factor: got %v, want %v", got, tc.want)
+			}
 		})
 	}
 }

@@ -27,6 +27,11 @@ func buildOverlays(active []*Directive, compiled map[string][]*governor.Invarian
 					ov.ThresholdFactor = 1
 				}
 				ov.ThresholdFactor *= d.Parameters.Factor
+			case Throttle:
+				if ov.RateFactor == 0 {
+					ov.RateFactor = 1
+				}
+				ov.RateFactor *= d.Parameters.Factor
 			case Enforce:
 				ov.Invariants = append(ov.Invariants, compiled[d.ID]...)
 			case ReAnchor:

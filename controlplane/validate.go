@@ -30,6 +30,9 @@ func prepare(r IssueRequest) (*prepared, error) {
 		return nil, &FieldError{Field: "operator", Msg: "operator is required"}
 	}
 	typ, err := ParseType(r.Type)
+	if r.System && Type(r.Type) == Throttle {
+		typ, err = Throttle, nil
+	}
 	if err != nil {
 		return nil, &FieldError{Field: "type", Msg: err.Error()}
 	}
@@ -78,6 +81,11 @@ func (p *prepared) validateParameters() error {
 	prm := &p.req.Parameters
 	var own string
 	switch p.typ {
+	case Throttle:
+		own = "factor"
+		if f := prm.Factor; !(f > 0 && f <= 1) {
+			return &FieldError{Field: "parameters.factor", Msg: fmt.Sprintf("throttle requires a factor in (0, 1], got %v", f)}
+		}
 	case Tighten:
 		own = "factor"
 		f := prm.Factor

@@ -131,7 +131,7 @@ func NewDirective(d controlplane.Directive) Directive {
 	}
 	p := d.Parameters
 	switch d.Type {
-	case controlplane.Tighten:
+	case controlplane.Tighten, controlplane.Throttle:
 		f := p.Factor
 		out.Parameters.Factor = &f
 	case controlplane.Enforce:
