@@ -2,8 +2,10 @@
 // info, the OpenAPI document), evaluation and the playground, agents and
 // their contracts, archetypes, the behaviour ledger (/v1/ledger: entries,
 // causal traces, narratives, verification and export), the control plane's
-// directives (/v1/control/directives), provenance (/v1/provenance) and
-// the override queue (/v1/approvals). It owns the HTTP router (Gin), API keys
+// directives (/v1/control/directives), provenance (/v1/provenance), the
+// override queue (/v1/approvals) and the trajectory engine
+// (/v1/trajectory: an agent's projection and policy, its history, the
+// fleet, simulation). It owns the HTTP router (Gin), API keys
 // and roles, the one error envelope, request decoding and the OpenAPI
 // document; the JSON shapes themselves live in package admin/wire.
 //

@@ -13,4 +13,7 @@ type Governor interface {
 	Status(agentID string) (governor.AgentStatus, error)
 	// SetContract validates and installs an agent's contract.
 	SetContract(governor.Contract) error
+	// DriftHistory returns the agent's drift recomputations, oldest first
+	// (the /v1/trajectory routes).
+	DriftHistory(agentID string) ([]governor.DriftPoint, error)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigilhq/vigil/controlplane"
+	"github.com/vigilhq/vigil/governor/trajectory"
 	"github.com/vigilhq/vigil/ledger"
 )
 
@@ -101,6 +102,16 @@ type Options struct {
 	// control_plane_disabled, and evaluate requests nothing. The caller
 	// owns it (runs Approvals.Run and closes its store).
 	Approvals *controlplane.Approvals
+	// Trajectory analyzes agents' drift for the /v1/trajectory routes and
+	// caches their policies; its optimizer switch is what those routes
+	// report as optimizer_enabled (keep Info.OptimizerEnabled equal to
+	// it). Nil means trajectory.NewAnalyzer(trajectory.DefaultConfig(),
+	// false): the routes answer, without costs or policies.
+	Trajectory *trajectory.Analyzer
+	// Interventions lists each agent's past interventions, for the markers
+	// of GET /v1/trajectory/{agent_id} and the interventions of its
+	// history. Nil means none are known.
+	Interventions InterventionLog
 	// Playground enables POST /v1/playground/evaluate; when false the route
 	// answers 404.
 	Playground bool

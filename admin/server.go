@@ -12,22 +12,25 @@ import (
 
 	"github.com/vigilhq/vigil/admin/wire"
 	"github.com/vigilhq/vigil/controlplane"
+	"github.com/vigilhq/vigil/governor/trajectory"
 	"github.com/vigilhq/vigil/ledger"
 )
 
 // Server is the admin API. It is immutable once New returns and safe for
 // concurrent use.
 type Server struct {
-	gov        Governor
-	ledger     *ledger.Ledger          // nil: the ledger is disabled
-	control    *controlplane.Plane     // nil: no control plane (as if disabled)
-	approvals  *controlplane.Approvals // nil: no override queue
-	keys       *keyring
-	info       wire.Info
-	playground bool
-	checks     map[string]func(context.Context) error // GET /v1/health
-	log        *slog.Logger
-	engine     *gin.Engine
+	gov           Governor
+	ledger        *ledger.Ledger          // nil: the ledger is disabled
+	control       *controlplane.Plane     // nil: no control plane (as if disabled)
+	approvals     *controlplane.Approvals // nil: no override queue
+	analyzer      *trajectory.Analyzer    // never nil
+	interventions InterventionLog         // nil: no past interventions
+	keys          *keyring
+	info          wire.Info
+	playground    bool
+	checks        map[string]func(context.Context) error // GET /v1/health
+	log           *slog.Logger
+	engine        *gin.Engine
 }
 
 // route is one endpoint: method and path (Gin syntax), the least role that
@@ -45,18 +48,23 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		gov:        opts.Governor,
-		ledger:     opts.Ledger,
-		control:    opts.Control,
-		approvals:  opts.Approvals,
-		keys:       newKeyring(opts.Keys),
-		info:       newInfo(opts.Info, time.Now()),
-		playground: opts.Playground,
-		checks:     maps.Clone(opts.Checks),
-		log:        opts.Logger,
+		gov:           opts.Governor,
+		ledger:        opts.Ledger,
+		control:       opts.Control,
+		approvals:     opts.Approvals,
+		analyzer:      opts.Trajectory,
+		interventions: opts.Interventions,
+		keys:          newKeyring(opts.Keys),
+		info:          newInfo(opts.Info, time.Now()),
+		playground:    opts.Playground,
+		checks:        maps.Clone(opts.Checks),
+		log:           opts.Logger,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.analyzer == nil {
+		s.analyzer = trajectory.NewAnalyzer(trajectory.DefaultConfig(), false)
 	}
 	// Gin's mode is process-wide and its debug mode prints a banner and the
 	// route table to stdout, which would corrupt Vigil's JSON log stream. Gin
@@ -100,6 +108,10 @@ func (s *Server) routes() []route {
 		{http.MethodGet, "/v1/approvals", RoleViewer, s.listApprovals},
 		{http.MethodPost, "/v1/approvals/:approval_id/approve", RoleOperator, s.approve},
 		{http.MethodPost, "/v1/approvals/:approval_id/deny", RoleOperator, s.deny},
+		{http.MethodGet, "/v1/trajectory/fleet", RoleViewer, s.trajectoryFleet},
+		{http.MethodPost, "/v1/trajectory/simulate", RoleOperator, s.simulateTrajectory},
+		{http.MethodGet, "/v1/trajectory/:agent_id", RoleViewer, s.getTrajectory},
+		{http.MethodGet, "/v1/trajectory/:agent_id/history", RoleViewer, s.trajectoryHistory},
 	}
 }
 

@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 // below it). ARCHITECTURE.md: framework types stay inside their package.
 var frameworks = map[string][]string{
 	"github.com/gin-gonic/gin":           {"admin"},
-	"github.com/elazarl/goproxy":         {"proxy"},
+	"github.com/elazarl/goproxy":         {"proxy", "test/load"}, // test/load: plain goproxy is the baseline
 	"github.com/redis/go-redis":          {"controlplane", "ledger", "cmd/vigil", "test/..."},
 	"go.opentelemetry.io/otel/sdk":       {"cmd/vigil", "test"},
 	"go.opentelemetry.io/otel/exporters": {"cmd/vigil"},

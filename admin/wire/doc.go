@@ -11,7 +11,11 @@
 // [DirectiveTarget] and [DirectiveParameters]), [DirectiveResult] and
 // [DirectiveList], provenance: [ProvenanceList] of [ProvenanceEvent], and
 // the override queue: [Approval] (with [ApprovalAction]), [ApprovalList]
-// and the [ApprovalDecision] body.
+// and the [ApprovalDecision] body, and the trajectory engine: [Trajectory]
+// (with [DriftScores], [DriftPoint], [TrajectoryMarker], [Recommendation]
+// and [Policy]), [TrajectoryHistory] (of [DriftRecord] and [Intervention]),
+// [Fleet] (of [FleetAgent], with [FleetSummary]), [SimulateRequest] and
+// [Simulation] (of [CurvePoint]).
 //
 // Invariants:
 //   - Every JSON field name is snake_case; the structs here are the wire
@@ -20,7 +24,9 @@
 //     documented as nullable (Evaluation.Ledger, Agent.LastEvaluation,
 //     Archetype.Prior, Directive.DurationSeconds, Directive.ExpiresAt,
 //     Directive.ExpiredAt, Approval.ExpiresAt, Approval.DecidedAt,
-//     Approval.DecidedBy, Approval.Ledger).
+//     Approval.DecidedBy, Approval.Ledger, Trajectory.Policy,
+//     FleetAgent.Strategy, FleetAgent.ExpectedCost,
+//     Simulation.EstimatedTotalCost, Intervention.Timestamp).
 //   - Timestamps are RFC 3339 strings in UTC with millisecond precision
 //     ([Time]).
 //   - Conversions (NewEvaluation, NewAgent, NewContract, ...) copy: a wire

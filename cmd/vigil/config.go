@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/governor/trajectory"
 )
 
 // This file holds the YAML configuration file of API.md section 7 as a
@@ -33,9 +34,11 @@ type fileConfig struct {
 	APIKeys []apiKeyConfig `yaml:"api_keys"`
 	Proxy   proxyConfig    `yaml:"proxy"`
 	Ledger  ledgerConfig   `yaml:"ledger"`
-	Agents  []agentConfig  `yaml:"agents"`
-	Routes  []routeConfig  `yaml:"routes"`
-	Rules   []ruleConfig   `yaml:"rules"`
+	// Optimizer configures the trajectory engine's interventions.
+	Optimizer optimizerConfig `yaml:"optimizer"`
+	Agents    []agentConfig   `yaml:"agents"`
+	Routes    []routeConfig   `yaml:"routes"`
+	Rules     []ruleConfig    `yaml:"rules"`
 }
 
 // runtimeConfig switches the optional subsystems; absent means enabled.
@@ -51,6 +54,21 @@ type ledgerConfig struct {
 	// committed) or "process" (written to the OS before the call proceeds,
 	// fsynced within 50 ms).
 	Durability string `yaml:"durability"`
+}
+
+// optimizerConfig configures what the trajectory engine does when an
+// agent's recommendation changes (issue 6).
+type optimizerConfig struct {
+	// Interventions: "off" (nothing), "recommend" (default: recorded as a
+	// planned intervention, visible in the history and the fleet view) or
+	// "auto" (advisory → a reminder, throttle → the agent's rate limit
+	// halved, escalate → quarantine; each issued by "optimizer").
+	Interventions string `yaml:"interventions"`
+	// CheckIntervalSeconds is how often every agent's recommendation is
+	// recomputed (1..3600, default 5).
+	CheckIntervalSeconds *int `yaml:"check_interval_seconds"`
+	// Seed seeds the Monte Carlo runs (default 1): same seed, same answer.
+	Seed *uint64 `yaml:"seed"`
 }
 
 // serverConfig holds the settings of `vigil serve` that may also be given as
@@ -195,6 +213,25 @@ func (c *fileConfig) ledgerEnabled() bool { return boolOr(c.Runtime.EnableLedger
 
 // optimizerEnabled reports runtime.enable_optimizer (default true).
 func (c *fileConfig) optimizerEnabled() bool { return boolOr(c.Runtime.EnableOptimizer, true) }
+
+// trajectoryConfig is the trajectory engine's configuration: GOVERNOR.md's
+// constants with optimizer.seed.
+func (c *fileConfig) trajectoryConfig() trajectory.Config {
+	tc := trajectory.DefaultConfig()
+	if c.Optimizer.Seed != nil {
+		tc.Seed = *c.Optimizer.Seed
+	}
+	return tc
+}
+
+// checkInterval is optimizer.check_interval_seconds as a duration (default
+// 5 s).
+func (c *fileConfig) checkInterval() time.Duration {
+	if n := c.Optimizer.CheckIntervalSeconds; n != nil {
+		return time.Duration(*n) * time.Second
+	}
+	return 5 * time.Second
+}
 
 // holdTimeout is proxy.hold_timeout_seconds as a duration (default 30 s).
 func (c *fileConfig) holdTimeout() time.Duration {

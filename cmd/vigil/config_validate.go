@@ -99,6 +99,14 @@ func (c *fileConfig) validate() error {
 	}
 
 	// proxy
+	switch c.Optimizer.Interventions {
+	case "", "off", "recommend", "auto":
+	default:
+		add("optimizer.interventions", "must be off, recommend or auto, got %q", c.Optimizer.Interventions)
+	}
+	if n := c.Optimizer.CheckIntervalSeconds; n != nil && (*n < 1 || *n > 3600) {
+		add("optimizer.check_interval_seconds", "must be between 1 and 3600, got %d", *n)
+	}
 	switch c.Ledger.Durability {
 	case "", "sync", "process":
 	default:

@@ -25,6 +25,7 @@ Commands:
   serve     start Vigil (admin API on --port; see 'vigil serve -h')
   control   issue, list and expire directives (see 'vigil control help')
   approvals list, approve and deny held actions (see 'vigil approvals help')
+  trajectory drift risk, policies and what-ifs (see 'vigil trajectory help')
   ledger    read, verify and export the behaviour ledger (see 'vigil ledger help')
   ca        create the HTTPS interception CA (see 'vigil ca help')
   version   print the version
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return controlMain(ctx, args[1:], stdout, stderr, getenv)
 	case "approvals":
 		return approvalsMain(ctx, args[1:], stdout, stderr, getenv)
+	case "trajectory":
+		return trajectoryMain(ctx, args[1:], stdout, stderr, getenv)
 	case "ledger":
 		return ledgerMain(ctx, args[1:], stdout, stderr, getenv)
 	case "ca":

@@ -16,6 +16,7 @@ import (
 	"github.com/vigilhq/vigil/admin"
 	"github.com/vigilhq/vigil/controlplane"
 	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/governor/trajectory"
 	"github.com/vigilhq/vigil/ledger"
 )
 
@@ -109,6 +110,15 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	// The override queue (approvals), run until stopPlane.
 	approvals, stopPlane := withApprovals(ctx, st, engine, log, stopPlane)
 	defer stopPlane()
+	// The trajectory engine: one analyzer (and its policy cache) shared by
+	// the routes and the periodic intervention check.
+	analyzer := trajectory.NewAnalyzer(cfg.trajectoryConfig(), cfg.optimizerEnabled())
+	iv := &interventions{mode: parseInterventions(cfg.Optimizer.Interventions), engine: engine, analyzer: analyzer,
+		plane: plane, log: log, last: map[string]trajectory.Intervention{}}
+	if st.control != nil {
+		iv.events = st.control
+	}
+	stopPlane = withInterventions(ctx, iv, cfg.checkInterval(), stopPlane)
 	deps := proxyDeps{engine: engine, ledger: led, approvals: approvals, plane: plane, tracer: tp, log: log}
 	if st.control != nil {
 		deps.events = st.control
@@ -133,12 +143,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 			ProxyAddress: net.JoinHostPort(settings.ProxyHost, strconv.Itoa(settings.ProxyPort)),
 			Features:     features(settings, led != nil, plane != nil),
 		},
-		Playground: settings.Playground,
-		Checks:     healthChecks(st),
-		Ledger:     led,
-		Control:    plane,
-		Approvals:  approvals,
-		Logger:     log,
+		Playground:    settings.Playground,
+		Checks:        healthChecks(st),
+		Ledger:        led,
+		Control:       plane,
+		Approvals:     approvals,
+		Trajectory:    analyzer,
+		Interventions: iv,
+		Logger:        log,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "vigil serve: %v\n", err)
@@ -289,6 +301,7 @@ func features(s serveSettings, ledgerOn, controlOn bool) []string {
 	if controlOn {
 		f = append(f, "control_plane")
 	}
+	f = append(f, "trajectory")
 	if s.Playground {
 		f = append(f, "playground")
 	}

@@ -7,13 +7,17 @@
 // every Strategy with seeded Monte Carlo runs and returns the cheapest as a
 // Policy; Simulate runs one strategy for the what-if view; Recommend says what
 // to do now. Everything is pure: no I/O, no goroutines, no package-level
-// mutable state, and the same inputs and Config.Seed give the same answer.
+// mutable state (the Analyzer's cache aside), and the same inputs and
+// Config.Seed give the same answer.
 //
 // The nouns: Trajectory (with its Points and Markers) is where drift is going;
 // Policy (with its Schedule of Steps, Conditions, Outcomes and Comparison) is
 // what to do about it; Simulation is one strategy's what-if; Config and Costs
 // set the constants; Intervention, Strategy and RiskLevel are the enums;
-// Past is an intervention that already happened.
+// Past is an intervention that already happened. Analyzer (and its Analysis)
+// is the one stateful noun: it caches each agent's policy by the values
+// Optimize reads, so a fleet view or a periodic check re-optimizes only the
+// agents whose drift changed; it is safe for concurrent use and bounded.
 //
 // # Invariants
 //
