@@ -92,8 +92,10 @@ func intOf(v any) int {
 	return 0
 }
 
-// run checks every agent each interval until ctx ends.
+// run checks every agent at once (which warms the analyzer's cache for the
+// fleet view) and then each interval, until ctx ends.
 func (iv *interventions) run(ctx context.Context, every time.Duration) {
+	iv.check(ctx)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

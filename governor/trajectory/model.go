@@ -73,7 +73,7 @@ func newModel(t Trajectory, horizon int, cfg Config) model {
 	}
 }
 
-// run simulates one run of the strategy with triggers r. noise draws the
+// run simulates one run of the strategy with triggers r. noise holds the
 // standard normal ε/σ of each step; nil runs the noise-free path. When curve
 // is not nil, d(t+1) is added to curve[t] for every step (a frozen drift
 // after escalation). When sched is not nil, each issued intervention is
@@ -92,7 +92,7 @@ func newModel(t Trajectory, horizon int, cfg Config) model {
 //     throttle 0.6 on every step it is active.
 //
 // The final state d(horizon) is checked for a violation too.
-func (m *model) run(r rules, noise *rand.Rand, curve []float64, sched *[]Step) (intervention, violation float64) {
+func (m *model) run(r rules, noise *normals, curve []float64, sched *[]Step) (intervention, violation float64) {
 	d, v := m.d0, m.v0
 	advised, throttled, violated := false, false, false
 	sqrtRate := math.Sqrt(throttleRate)
@@ -131,7 +131,7 @@ func (m *model) run(r rules, noise *rand.Rand, curve []float64, sched *[]Step) (
 			step, noiseScale = throttleRate*v, sqrtRate*m.sigma
 		}
 		if noise != nil {
-			step += noiseScale * noise.NormFloat64()
+			step += noiseScale * noise.at(t)
 		}
 		d = clamp01(d + step)
 		if issued == Advisory {
@@ -155,30 +155,54 @@ func (m *model) run(r rules, noise *rand.Rand, curve []float64, sched *[]Step) (
 // from (seed, i) alone, so every strategy sees the same noise in run i
 // (common random numbers) and Simulate agrees with Optimize. curve, when not
 // nil, receives the sum over runs of each step's drift.
-func (m *model) estimate(r rules, runs int, seed uint64, curve []float64) (Cost, float64) {
+func (m *model) estimate(rs []rules, runs int, seed uint64, curve []float64) ([]Cost, []float64) {
 	src := rand.NewPCG(0, 0)
-	rng := rand.New(src)
+	noise := &normals{rng: rand.New(src), z: make([]float64, 0, m.horizon)}
 	hi := mix(seed)
-	var sumIv, sumViol, mean, m2 float64
+	type acc struct{ sumIv, sumViol, mean, m2 float64 }
+	accs := make([]acc, len(rs))
 	for i := range runs {
 		src.Seed(hi, mix(seed^(uint64(i)+1)*0x9e3779b97f4a7c15))
-		iv, viol := m.run(r, rng, curve, nil)
-		sumIv += iv
-		sumViol += viol
-		// Welford's update of the mean and variance of the totals.
-		total := iv + viol
-		delta := total - mean
-		mean += delta / float64(i+1)
-		m2 += delta * (total - mean)
+		noise.z = noise.z[:0]
+		for k, r := range rs {
+			iv, viol := m.run(r, noise, curve, nil)
+			a := &accs[k]
+			a.sumIv += iv
+			a.sumViol += viol
+			// Welford's update of the mean and variance of the totals.
+			total := iv + viol
+			delta := total - a.mean
+			a.mean += delta / float64(i+1)
+			a.m2 += delta * (total - a.mean)
+		}
 	}
 	n := float64(runs)
-	c := Cost{Intervention: sumIv / n, Violation: sumViol / n}
-	c.Total = c.Intervention + c.Violation
-	stderr := 0.0
-	if runs > 1 {
-		stderr = math.Sqrt(m2/(n-1)) / math.Sqrt(n)
+	costs, stderrs := make([]Cost, len(rs)), make([]float64, len(rs))
+	for k, a := range accs {
+		c := Cost{Intervention: a.sumIv / n, Violation: a.sumViol / n}
+		c.Total = c.Intervention + c.Violation
+		costs[k] = c
+		if runs > 1 {
+			stderrs[k] = math.Sqrt(a.m2/(n-1)) / math.Sqrt(n)
+		}
 	}
-	return c, stderr
+	return costs, stderrs
+}
+
+// normals are the standard normal draws of one run, drawn on first use and
+// shared by every strategy simulated on that run: step t of every strategy
+// sees the run's t-th draw, exactly as if each drew its own from the same
+// seed, at a fifth of the cost.
+type normals struct {
+	rng *rand.Rand
+	z   []float64
+}
+
+func (n *normals) at(t int) float64 {
+	for len(n.z) <= t {
+		n.z = append(n.z, n.rng.NormFloat64())
+	}
+	return n.z[t]
 }
 
 // schedule returns the interventions of r on the noise-free path.

@@ -80,9 +80,14 @@ func Optimize(t Trajectory, horizon int, cfg Config) Policy {
 	m := newModel(t, horizon, cfg)
 	all := Strategies()
 	p := Policy{Outcomes: make([]Outcome, len(all))}
+	rs := make([]rules, len(all))
+	for i, s := range all {
+		rs[i] = rulesFor(s, m.moderate, m.high, m.critical)
+	}
+	costs, stderrs := m.estimate(rs, cfg.Runs, cfg.Seed, nil)
 	best, naive := 0, 0
 	for i, s := range all {
-		c, se := m.estimate(rulesFor(s, m.moderate, m.high, m.critical), cfg.Runs, cfg.Seed, nil)
+		c, se := costs[i], stderrs[i]
 		p.Outcomes[i] = Outcome{Strategy: s, Expected: c, StdErr: se}
 		if c.Total < p.Outcomes[best].Expected.Total {
 			best = i

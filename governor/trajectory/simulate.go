@@ -37,7 +37,8 @@ func Simulate(t Trajectory, s Strategy, horizon int, cfg Config) Simulation {
 		CurrentVelocity: m.v0,
 		Curve:           make([]float64, horizon),
 	}
-	c, _ := m.estimate(r, cfg.Runs, cfg.Seed, sim.Curve)
+	cs, _ := m.estimate([]rules{r}, cfg.Runs, cfg.Seed, sim.Curve)
+	c := cs[0]
 	sim.EstimatedCost = c.Total
 	for i := range sim.Curve {
 		sim.Curve[i] = clamp01(sim.Curve[i] / float64(cfg.Runs))
