@@ -5,7 +5,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 CONFIG  ?= examples/quickstart.yaml
 
-.PHONY: build run test test-short bench lint fuzz clean
+.PHONY: build run test test-short bench bench-proxy lint fuzz clean
 
 ## build: compile bin/vigil
 build:
@@ -27,6 +27,11 @@ test-short:
 ## bench: the governor benchmarks, 6 runs each (compare medians; see BENCHMARKS.md)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 -cpu 1,2 ./governor
+
+## bench-proxy: the forward proxy's load benchmark against direct calls and plain goproxy (~3.5 min; see BENCHMARKS.md)
+BENCH_PROXY_FLAGS ?=
+bench-proxy:
+	$(GO) run ./test/load $(BENCH_PROXY_FLAGS)
 
 ## lint: gofmt, go vet and staticcheck (a Go tool dependency in go.mod)
 lint:
