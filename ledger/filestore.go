@@ -95,7 +95,7 @@ type chain struct {
 
 	mu    sync.RWMutex
 	head  Head
-	index []pos
+	index posIndex
 }
 
 // pos locates one record in the log.
@@ -241,7 +241,7 @@ func (s *FileStore) load() (int64, error) {
 			return 0, fmt.Errorf("%w: agent %s: %v", ErrCorrupt, rec.AgentID, err)
 		}
 		c.head = Head{Sequence: rec.Sequence, Hash: rec.Hash}
-		c.index = append(c.index, pos{off: off, n: uint32(frameHead + n), verdict: verdictCodes[rec.Verdict]})
+		c.index.add(pos{off: off, n: uint32(frameHead + n), verdict: verdictCodes[rec.Verdict]})
 		s.recovery.Records++
 		off = end
 	}
@@ -257,7 +257,7 @@ func (s *FileStore) load() (int64, error) {
 	// Check each head: its body must hash to its hash.
 	for agent, c := range s.chains {
 		c.tail = c.head
-		rec, err := s.read(c.index[len(c.index)-1])
+		rec, err := s.read(c.index.at(c.index.len() - 1))
 		if err != nil {
 			return 0, err
 		}
@@ -400,7 +400,7 @@ func (s *FileStore) commit(off int64) {
 		}
 		for _, r := range batch {
 			r.c.mu.Lock()
-			r.c.index = append(r.c.index, pos{off: off, n: uint32(len(r.frame)), verdict: verdictCodes[r.rec.Verdict]})
+			r.c.index.add(pos{off: off, n: uint32(len(r.frame)), verdict: verdictCodes[r.rec.Verdict]})
 			r.c.head = Head{Sequence: r.rec.Sequence, Hash: r.rec.Hash}
 			r.c.mu.Unlock()
 			off += int64(len(r.frame))
@@ -462,10 +462,10 @@ func (s *FileStore) Get(_ context.Context, agentID string, seq int64) (*Record, 
 		return nil, fmt.Errorf("%w: no entries for agent %q", ErrNotFound, agentID)
 	}
 	c.mu.RLock()
-	n := int64(len(c.index))
+	n := int64(c.index.len())
 	var p pos
 	if seq >= 1 && seq <= n {
-		p = c.index[seq-1]
+		p = c.index.at(int(seq - 1))
 	}
 	c.mu.RUnlock()
 	if seq < 1 || seq > n {
@@ -482,19 +482,23 @@ func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, f
 		return err
 	}
 	c.mu.RLock()
-	idx := c.index[:len(c.index):len(c.index)]
+	idx := c.index.view()
 	c.mu.RUnlock()
-	from, to = max(from, 1), min(to, int64(len(idx)))
+	from, to = max(from, 1), min(to, int64(idx.len()))
 	var buf []byte
 	for seq := from; seq <= to; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		// The run of adjacent records starting at seq, within rangeChunk.
-		first := idx[seq-1]
+		first := idx.at(int(seq - 1))
 		end, last := first.off+int64(first.n), seq
-		for last < to && idx[last].off == end && end-first.off+int64(idx[last].n) <= rangeChunk {
-			end += int64(idx[last].n)
+		for last < to {
+			next := idx.at(int(last))
+			if next.off != end || end-first.off+int64(next.n) > rangeChunk {
+				break
+			}
+			end += int64(next.n)
 			last++
 		}
 		if int64(cap(buf)) < end-first.off {
@@ -505,7 +509,7 @@ func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, f
 			return fmt.Errorf("ledger: reading offset %d: %w", first.off, err)
 		}
 		for ; seq <= last; seq++ {
-			p := idx[seq-1]
+			p := idx.at(int(seq - 1))
 			rec, err := parseFrame(run[p.off-first.off:p.off-first.off+int64(p.n)], p.off)
 			if err != nil {
 				return err
@@ -532,14 +536,15 @@ func (s *FileStore) Latest(_ context.Context, agentID, verdict string, limit int
 		return nil, nil
 	}
 	c.mu.RLock()
-	idx := c.index[:len(c.index):len(c.index)]
+	idx := c.index.view()
 	c.mu.RUnlock()
 	var out []*Record
-	for i := len(idx) - 1; i >= 0 && len(out) < limit; i-- {
-		if verdict != "" && idx[i].verdict != code {
+	for i := idx.len() - 1; i >= 0 && len(out) < limit; i-- {
+		p := idx.at(i)
+		if verdict != "" && p.verdict != code {
 			continue
 		}
-		rec, err := s.read(idx[i])
+		rec, err := s.read(p)
 		if err != nil {
 			return nil, err
 		}
@@ -558,7 +563,7 @@ func (s *FileStore) Agents(context.Context) ([]string, error) {
 	var out []string
 	for a, c := range s.chains {
 		c.mu.RLock()
-		if len(c.index) > 0 {
+		if c.index.len() > 0 {
 			out = append(out, a)
 		}
 		c.mu.RUnlock()
