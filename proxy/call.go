@@ -35,7 +35,9 @@ type call struct {
 	filter func(name string) bool
 
 	flight *flight // the forwarded action call; nil for protocol traffic
-	ended  atomic.Bool
+	// release ends what a protocol stream holds (nil for none).
+	release func()
+	ended   atomic.Bool
 }
 
 // endpoint is the MCP endpoint of a request: host and path.
@@ -92,6 +94,14 @@ func (p *Proxy) onRequest(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Requ
 		// The protocol's own traffic: forwarded without a decision.
 		c.verdict = governor.Allow.String()
 		p.prepareToolsFilter(req, c)
+		if req.Method == http.MethodGet {
+			// A session's event stream lasts as long as the session: a
+			// shutdown ends it instead of waiting for it.
+			ctx, cancel := context.WithCancel(req.Context())
+			stop := context.AfterFunc(p.released, cancel)
+			c.release = func() { stop(); cancel() }
+			req = req.WithContext(ctx)
+		}
 		return req, nil
 	}
 	return p.govern(req, c)

@@ -43,6 +43,8 @@
 //     only when its Mcp-Session-Id is one the endpoint (host and path)
 //     issued through this proxy; with any other id it is governed like a
 //     plain request, so the header cannot smuggle a DELETE past governance.
+//   - Shutdown ends an MCP session's event stream (its GET) at once rather
+//     than waiting for it: the session outlives any grace period.
 //   - Responses the proxy answers before any decision (407, 400) carry no
 //     X-Vigil-Verdict.
 //   - A client that goes away mid-response leaves trust unchanged; so does

@@ -161,6 +161,9 @@ func (c *call) end(p *Proxy, outcome governor.CallOutcome) {
 		}
 		f.cancel(nil)
 	}
+	if c.release != nil {
+		c.release()
+	}
 	if c.span != nil {
 		c.span.End()
 	}
