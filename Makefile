@@ -41,9 +41,24 @@ lint:
 
 ## fuzz: run each fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	FuzzEvaluate:./governor \
+	FuzzParseStrategy:./governor/trajectory \
+	FuzzParseConfig:./cmd/vigil \
+	FuzzParse:./proxy/toolcall \
+	FuzzFilterToolsList:./proxy/toolcall \
+	FuzzProxyRequest:./proxy \
+	FuzzCanonicalize:./ledger \
+	FuzzCanonEncoder:./ledger \
+	FuzzNarrative:./ledger \
+	FuzzDecodeEvaluate:./admin \
+	FuzzDecodeDirective:./admin
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime $(FUZZTIME) ./governor
-	$(GO) test -run '^$$' -fuzz '^FuzzParseConfig$$' -fuzztime $(FUZZTIME) ./cmd/vigil
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		name=$${t%%:*}; pkg=$${t#*:}; \
+		echo "== $$name ($$pkg)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 clean:
 	rm -rf bin
