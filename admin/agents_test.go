@@ -77,7 +77,7 @@ func TestGetAgent(t *testing.T) {
 	res.decode(t, &raw)
 	wantKeys := []string{"agent_id", "alerts", "archetype", "contract", "directives", "drift", "fingerprint",
 		"fingerprint_confidence", "in_flight", "last_evaluation", "observations", "prior", "quarantined",
-		"suspended", "team", "thresholds", "trust"}
+		"suspended", "team", "thresholds", "trust", "upstream_failures"}
 	var keys []string
 	for k := range raw {
 		keys = append(keys, k)

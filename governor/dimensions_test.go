@@ -696,6 +696,7 @@ func TestCallOutcomesFeedTrust(t *testing.T) {
 		{"completed raises trust", CallCompleted, 0.005},
 		{"interrupted lowers trust", CallInterrupted, -0.03},
 		{"failed leaves trust", CallFailed, 0},
+		{"abandoned leaves trust", CallAbandoned, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -713,6 +714,9 @@ func TestCallOutcomesFeedTrust(t *testing.T) {
 			}
 			if st.InFlight != 0 {
 				t.Errorf("got in flight %d, want 0", st.InFlight)
+			}
+			if want := int64(map[bool]int{true: 1}[tc.outcome == CallFailed]); st.UpstreamFailures != want {
+				t.Errorf("got %d upstream failures, want %d", st.UpstreamFailures, want)
 			}
 		})
 	}

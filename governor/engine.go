@@ -192,9 +192,13 @@ type CallOutcome uint8
 const (
 	CallCompleted CallOutcome = iota + 1
 	CallInterrupted
-	// CallFailed is a call that ended without an answer from the tool (the
-	// upstream unreachable or failing): it leaves trust unchanged.
+	// CallFailed is a call the tool did not answer (unreachable, failing,
+	// or its circuit breaker open): it leaves trust unchanged and is
+	// counted in AgentStatus.UpstreamFailures.
 	CallFailed
+	// CallAbandoned is a call its caller gave up (the agent went away
+	// before the answer ended): it leaves trust unchanged.
+	CallAbandoned
 )
 
 // CallStarted counts a forwarded call of the agent as in flight (the
@@ -209,7 +213,8 @@ func (e *Engine) CallStarted(agentID string) error {
 }
 
 // CallFinished ends an in-flight call and feeds trust: a completed call
-// raises it, an interrupted one lowers it, a failed one leaves it.
+// raises it, an interrupted one lowers it, a failed or abandoned one leaves
+// it.
 func (e *Engine) CallFinished(agentID string, outcome CallOutcome) error {
 	a := e.agent(agentID)
 	if a == nil {
@@ -217,6 +222,9 @@ func (e *Engine) CallFinished(agentID string, outcome CallOutcome) error {
 	}
 	if a.inflight.Add(-1) < 0 {
 		a.inflight.Store(0)
+	}
+	if outcome == CallFailed {
+		a.upstreamFailures.Add(1)
 	}
 	if outcome != CallCompleted && outcome != CallInterrupted {
 		return nil
@@ -324,6 +332,7 @@ func (e *Engine) Status(agentID string) (AgentStatus, error) {
 		DriftConfidence:       st.DriftConfidence,
 		Thresholds:            e.cfg.Thresholds.Scale(ov.thresholdFactor()),
 		InFlight:              int(a.inflight.Load()),
+		UpstreamFailures:      a.upstreamFailures.Load(),
 		LastEvaluation:        st.LastEvaluation,
 		Alerts:                st.Alerts.items(),
 	}

@@ -15,6 +15,9 @@ type agent struct {
 	contract *compiledContract
 	st       agentState
 	inflight atomic.Int64
+	// upstreamFailures counts the forwarded calls the tool did not answer
+	// (CallFailed) since the process started.
+	upstreamFailures atomic.Int64
 }
 
 // observation is one evaluated action as the fingerprint sees it.

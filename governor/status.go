@@ -28,6 +28,10 @@ type AgentStatus struct {
 	Suspended   bool
 	Directives  []string
 	InFlight    int
+	// UpstreamFailures counts the agent's forwarded calls that the tool did
+	// not answer (unreachable, failing, breaker open) since this process
+	// started.
+	UpstreamFailures int64
 	// LastEvaluation is zero when the agent has not acted yet.
 	LastEvaluation time.Time
 	Alerts         []DriftAlert

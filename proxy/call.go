@@ -35,6 +35,9 @@ type call struct {
 	filter func(name string) bool
 
 	flight *flight // the forwarded action call; nil for protocol traffic
+	// toolDown: the tool answered 502, 503 or 504 (a failure, not a
+	// completed call).
+	toolDown bool
 	// release ends what a protocol stream holds (nil for none).
 	release func()
 	ended   atomic.Bool

@@ -48,7 +48,9 @@
 //   - Responses the proxy answers before any decision (407, 400) carry no
 //     X-Vigil-Verdict.
 //   - A client that goes away mid-response leaves trust unchanged; so does
-//     an upstream failure (502, 503 while the host's breaker is open).
+//     an upstream failure (unreachable, a 502, 503 or 504 answer, the
+//     host's breaker open), which is counted in the agent's state
+//     (AgentStatus.UpstreamFailures, "upstream_failures" in the API).
 //
 // Caveats: only the first 256 KiB of a body are inspected (an MCP message
 // larger than that does not parse and is governed as a plain POST); the

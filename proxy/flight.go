@@ -154,7 +154,7 @@ func (c *call) end(p *Proxy, outcome governor.CallOutcome) {
 			outcome = governor.CallInterrupted
 		}
 		if outcome == 0 {
-			outcome = governor.CallFailed
+			outcome = governor.CallAbandoned
 		}
 		if err := p.gov.CallFinished(c.agent, outcome); err != nil {
 			p.log.Warn("proxy: call end not counted", "agent_id", c.agent, "err", err)

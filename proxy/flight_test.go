@@ -153,6 +153,12 @@ func TestUpstreamFailures(t *testing.T) {
 	if got := calls.Load(); got != 3 {
 		t.Errorf("the tool was called %d times, want 3 (the 4th failed fast)", got)
 	}
+	// Three 503 answers and one fail-fast: four upstream failures, and no
+	// trust gained from them.
+	waitFor(t, "the calls to end", func() bool { return h.proxy.InFlight("bot") == 0 })
+	if got := status(t, h, "bot").UpstreamFailures; got != 4 {
+		t.Errorf("upstream failures in the agent's state: got %d, want 4", got)
+	}
 	healthy.Store(true)
 	time.Sleep(350 * time.Millisecond)
 	resp, body = do(t, c, http.MethodGet, srv.URL+"/x", "", "")
@@ -180,6 +186,10 @@ func TestUpstreamUnreachable(t *testing.T) {
 	}
 	if got := h.proxy.Stats().UpstreamErrors; got != 1 {
 		t.Errorf("upstream errors: got %d, want 1", got)
+	}
+	waitFor(t, "the call to end", func() bool { return h.proxy.InFlight("bot") == 0 })
+	if st := status(t, h, "bot"); st.UpstreamFailures != 1 || st.InFlight != 0 {
+		t.Errorf("agent state: got %d upstream failures, %d in flight; want 1 and 0", st.UpstreamFailures, st.InFlight)
 	}
 }
 

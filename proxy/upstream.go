@@ -42,7 +42,7 @@ func (p *Proxy) roundTrip(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Resp
 		if req.Context().Err() != nil { // the agent went away, or governance interrupted the call
 			done(errExcluded)
 			interrupted := c.flight != nil && c.flight.interrupted()
-			c.end(p, governor.CallFailed)
+			c.end(p, governor.CallAbandoned) // or interrupted: end tells
 			if interrupted {
 				return p.upstreamFailure(req, c, http.StatusForbidden, CodeInterrupted,
 					"the call was interrupted: "+interruptReason(c)), nil
@@ -60,6 +60,7 @@ func (p *Proxy) roundTrip(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Resp
 	switch resp.StatusCode {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		done(errUpstreamStatus)
+		c.toolDown = true
 	default:
 		done(nil)
 	}
@@ -99,10 +100,14 @@ type trackedBody struct {
 func (b *trackedBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	switch {
+	case err == io.EOF && b.c.toolDown:
+		b.c.end(b.p, governor.CallFailed) // the tool (or its gateway) answered 502, 503 or 504
 	case err == io.EOF:
 		b.c.end(b.p, governor.CallCompleted)
+	case err != nil && b.c.flight != nil && b.c.flight.ctx.Err() != nil:
+		b.c.end(b.p, governor.CallAbandoned) // the agent went away, or governance cut the call: end tells
 	case err != nil:
-		b.c.end(b.p, governor.CallFailed) // interrupted, when governance cut it
+		b.c.end(b.p, governor.CallFailed) // the tool broke off its answer
 	}
 	return n, err
 }
@@ -110,6 +115,6 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 func (b *trackedBody) Close() error {
 	err := b.rc.Close()
 	// Closed before its end: the agent went away (or the call was cut).
-	b.c.end(b.p, governor.CallFailed)
+	b.c.end(b.p, governor.CallAbandoned)
 	return err
 }

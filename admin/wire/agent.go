@@ -45,6 +45,9 @@ type Agent struct {
 	Directives []string `json:"directives"`
 	// InFlight is the number of the agent's forwarded calls not yet finished.
 	InFlight int `json:"in_flight"`
+	// UpstreamFailures counts the agent's forwarded calls the tool did not
+	// answer (unreachable, failing, circuit open) since the process started.
+	UpstreamFailures int64 `json:"upstream_failures"`
 	// LastEvaluation is null when the agent has not acted yet.
 	LastEvaluation *string `json:"last_evaluation"`
 	Alerts         []Alert `json:"alerts"`
@@ -159,6 +162,7 @@ func NewAgent(s governor.AgentStatus) Agent {
 		Suspended:             s.Suspended,
 		Directives:            strs(s.Directives),
 		InFlight:              s.InFlight,
+		UpstreamFailures:      s.UpstreamFailures,
 		LastEvaluation:        OptionalTime(s.LastEvaluation),
 		Alerts:                make([]Alert, len(s.Alerts)),
 	}
