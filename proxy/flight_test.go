@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -268,4 +269,45 @@ func TestTransportIgnoresProxyEnvironment(t *testing.T) {
 		t.Fatalf("CONNECT tunnel with HTTPS_PROXY set: %v", err)
 	}
 	resp.Body.Close()
+}
+
+// TestUpgradedConnectionRelayed: a WebSocket upgrade (101) is
+// governed like any call and then relayed both ways.
+func TestUpgradedConnectionRelayed(t *testing.T) {
+	h := newHarness(t, botSetup())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		_ = brw.Flush()
+		line, _ := brw.ReadString('\n')
+		_, _ = brw.WriteString("echo: " + line)
+		_ = brw.Flush()
+	}))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(conn, "GET %s/ws HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: Basic Ym90OnMzY3JldA==\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+		srv.URL, strings.TrimPrefix(srv.URL, "http://"))
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get(proxy.HeaderVerdict) != "ALLOW" {
+		t.Fatalf("got %d with verdict %q, want 101 ALLOW", resp.StatusCode, resp.Header.Get(proxy.HeaderVerdict))
+	}
+	fmt.Fprintf(conn, "hello\n")
+	line, err := br.ReadString('\n')
+	if err != nil || line != "echo: hello\n" {
+		t.Fatalf("relayed: got %q, %v; want the echo", line, err)
+	}
 }

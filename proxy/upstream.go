@@ -68,9 +68,25 @@ func (p *Proxy) roundTrip(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Resp
 		p.sessions.add(endpoint(req), id)
 	}
 	c.setHeaders(resp.Header)
-	resp.Body = &trackedBody{rc: resp.Body, c: c, p: p}
+	tb := &trackedBody{rc: resp.Body, c: c, p: p}
+	if rw, ok := resp.Body.(io.ReadWriteCloser); ok && resp.StatusCode == http.StatusSwitchingProtocols {
+		// An upgraded connection (WebSocket): goproxy relays both ways
+		// through the body, which must stay writable.
+		resp.Body = &trackedConn{trackedBody: tb, w: rw}
+		return resp, nil
+	}
+	resp.Body = tb
 	return resp, nil
 }
+
+// trackedConn is the body of an upgraded connection: readable and
+// writable, the call in flight until it closes.
+type trackedConn struct {
+	*trackedBody
+	w io.Writer
+}
+
+func (t *trackedConn) Write(p []byte) (int, error) { return t.w.Write(p) }
 
 // upstreamFailure answers a call that was decided (and recorded) but got no
 // answer from the tool.
