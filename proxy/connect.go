@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	"github.com/elazarl/goproxy"
 
@@ -42,8 +43,19 @@ func (p *Proxy) onConnect(host string, gctx *goproxy.ProxyCtx) (*goproxy.Connect
 		return &goproxy.ConnectAction{Action: goproxy.ConnectReject}, host
 	}
 	p.pending.Store(req, c)
+	// goproxy dials next; should it not (the client gone before the
+	// hijack), the call must not stay in flight forever.
+	time.AfterFunc(pendingTunnelTimeout, func() {
+		if _, ok := p.pending.LoadAndDelete(req); ok {
+			c.end(p, governor.CallAbandoned)
+		}
+	})
 	return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
 }
+
+// pendingTunnelTimeout bounds how long an allowed CONNECT waits for goproxy
+// to dial its target.
+const pendingTunnelTimeout = 30 * time.Second
 
 // finish407 completes the 407 answer to a CONNECT (goproxy wrote the status
 // line) and closes the connection.
