@@ -66,6 +66,14 @@ func (e Event) clone() Event {
 	return e
 }
 
+// NewEvent returns a provenance event with a new id, stamped now (UTC), for
+// the components outside this package that record what they do (the
+// proxy's interruptions, the optimizer's interventions).
+func NewEvent(actor, actorType, target, code, reason string, details map[string]any) Event {
+	return Event{ID: newID("evt_"), Timestamp: time.Now().UTC(), Actor: actor, ActorType: actorType,
+		Target: target, ContextCode: code, Reason: reason, Details: details}
+}
+
 // newID returns prefix and 16 random hex digits.
 func newID(prefix string) string {
 	var b [8]byte

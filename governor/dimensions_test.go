@@ -715,7 +715,11 @@ func TestCallOutcomesFeedTrust(t *testing.T) {
 			if st.InFlight != 0 {
 				t.Errorf("got in flight %d, want 0", st.InFlight)
 			}
-			if want := int64(map[bool]int{true: 1}[tc.outcome == CallFailed]); st.UpstreamFailures != want {
+			want := int64(0)
+			if tc.outcome == CallFailed {
+				want = 1
+			}
+			if st.UpstreamFailures != want {
 				t.Errorf("got %d upstream failures, want %d", st.UpstreamFailures, want)
 			}
 		})

@@ -66,7 +66,7 @@ var severity = [...]int{governor.Allow: 0, governor.Modify: 1, governor.Escalate
 // upstream.
 func (p *Proxy) onRequest(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 	p.stats.requests.Add(1)
-	gctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTrip)
+	gctx.RoundTripper = p.upstream
 	var agent string
 	if t, ok := gctx.UserData.(*tunnel); ok {
 		agent = t.agent
@@ -222,14 +222,8 @@ func (p *Proxy) holdCall(req *http.Request, c *call, r decided) (*http.Request, 
 	if p.approvals == nil {
 		return req, p.refuse(req, c, r)
 	}
-	args := controlplane.RequestArgs{AgentID: c.agent, Action: r.d.Action, Reason: r.d.Reasoning}
-	if r.seq >= 0 {
-		args.Ledger = &controlplane.LedgerRef{AgentID: c.agent, Sequence: r.seq}
-	}
-	a, err := p.approvals.Request(context.WithoutCancel(req.Context()), args)
+	a, err := p.requestApproval(req, c, r)
 	if err != nil {
-		p.log.Error("proxy: escalated call recorded but no approval could be requested; refused", "agent_id", c.agent,
-			"action_id", r.d.ActionID, "err", err)
 		return req, p.refuse(req, c, r)
 	}
 	c.approvalID = a.ID
@@ -265,13 +259,8 @@ func (p *Proxy) refuseBatch(req *http.Request, c *call, results []decided, worst
 			if r.d.Verdict != governor.Escalate && r.d.Verdict != governor.Modify {
 				continue
 			}
-			args := controlplane.RequestArgs{AgentID: c.agent, Action: r.d.Action, Reason: r.d.Reasoning}
-			if r.seq >= 0 {
-				args.Ledger = &controlplane.LedgerRef{AgentID: c.agent, Sequence: r.seq}
-			}
-			a, err := p.approvals.Request(context.WithoutCancel(req.Context()), args)
+			a, err := p.requestApproval(req, c, r)
 			if err != nil {
-				p.log.Error("proxy: no approval could be requested", "agent_id", c.agent, "action_id", r.d.ActionID, "err", err)
 				continue
 			}
 			if r.d == worst.d || c.approvalID == "" {
@@ -280,4 +269,19 @@ func (p *Proxy) refuseBatch(req *http.Request, c *call, results []decided, worst
 		}
 	}
 	return p.refuse(req, c, worst)
+}
+
+// requestApproval creates the pending approval of an escalated (recorded)
+// decision; a failure is logged and the caller refuses the call.
+func (p *Proxy) requestApproval(req *http.Request, c *call, r decided) (controlplane.Approval, error) {
+	args := controlplane.RequestArgs{AgentID: c.agent, Action: r.d.Action, Reason: r.d.Reasoning}
+	if r.seq >= 0 {
+		args.Ledger = &controlplane.LedgerRef{AgentID: c.agent, Sequence: r.seq}
+	}
+	a, err := p.approvals.Request(context.WithoutCancel(req.Context()), args)
+	if err != nil {
+		p.log.Error("proxy: escalated call recorded but no approval could be requested; refused", "agent_id", c.agent,
+			"action_id", r.d.ActionID, "err", err)
+	}
+	return a, err
 }

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -29,7 +28,7 @@ func (p *Proxy) onConnect(host string, gctx *goproxy.ProxyCtx) (*goproxy.Connect
 	}
 	if p.ca != nil {
 		gctx.UserData = &tunnel{agent: agent}
-		gctx.RoundTripper = goproxy.RoundTripperFunc(p.roundTrip)
+		gctx.RoundTripper = p.upstream
 		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: func(h string, _ *goproxy.ProxyCtx) (*tls.Config, error) {
 			return p.ca.TLSConfig(hostOnly(h))
 		}}, host
@@ -61,10 +60,7 @@ const pendingTunnelTimeout = 30 * time.Second
 // line) and closes the connection.
 func finish407(_ *http.Request, conn net.Conn, _ *goproxy.ProxyCtx) {
 	defer conn.Close()
-	var e errorBody
-	e.Error.Code = CodeProxyAuth
-	e.Error.Message = "identify the agent with Proxy-Authorization: Basic base64(agent_id:token) of a configured agent"
-	b, _ := json.Marshal(e)
+	b := errorJSON(CodeProxyAuth, proxyAuthMessage)
 	_, _ = fmt.Fprintf(conn, "Proxy-Authenticate: Basic realm=\"vigil\"\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(b), b)
 }
 

@@ -49,7 +49,7 @@ func (p *Proxy) onResponse(resp *http.Response, gctx *goproxy.ProxyCtx) *http.Re
 	if enc := resp.Header.Get("Content-Encoding"); enc != "" && enc != "identity" {
 		// Cannot be read, so cannot be filtered: fail closed.
 		_ = resp.Body.Close()
-		return p.upstreamFailure(resp.Request, c, http.StatusBadGateway, CodeUpstreamUnreachable,
+		return errorResponse(resp.Request, c, http.StatusBadGateway, CodeUpstreamUnreachable,
 			"the tools/list answer is encoded ("+enc+") and cannot be filtered to the agent's scope")
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -62,7 +62,7 @@ func (p *Proxy) onResponse(resp *http.Response, gctx *goproxy.ProxyCtx) *http.Re
 		b, err := io.ReadAll(io.LimitReader(resp.Body, maxToolsList+1))
 		_ = resp.Body.Close()
 		if err != nil || len(b) > maxToolsList {
-			return p.upstreamFailure(resp.Request, c, http.StatusBadGateway, CodeUpstreamUnreachable,
+			return errorResponse(resp.Request, c, http.StatusBadGateway, CodeUpstreamUnreachable,
 				"the tools/list answer could not be read for filtering")
 		}
 		out, _ := toolcall.FilterToolsList(b, c.filter)

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"strings"
 	"sync"
@@ -35,11 +33,18 @@ type interruption struct{ reason string }
 
 func (i *interruption) Error() string { return "proxy: call interrupted: " + i.reason }
 
-// interrupted reports whether governance cancelled f.
-func (f *flight) interrupted() bool {
+// interruption returns why governance cancelled f, or nil (also for a nil
+// f: protocol traffic is never interrupted).
+func (f *flight) interruption() *interruption {
 	var i *interruption
-	return errors.As(context.Cause(f.ctx), &i)
+	if f != nil && errors.As(context.Cause(f.ctx), &i) {
+		return i
+	}
+	return nil
 }
+
+// interrupted reports whether governance cancelled f.
+func (f *flight) interrupted() bool { return f.interruption() != nil }
 
 // flights is the registry of the calls in flight, per agent.
 type flights struct {
@@ -115,16 +120,12 @@ func (p *Proxy) interrupt(agent string, ov *governor.Overlay) {
 	if p.events == nil {
 		return
 	}
-	now := time.Now().UTC()
 	directives := append([]string(nil), ov.Directives...)
 	go func() {
 		for _, f := range cut {
-			e := controlplane.Event{
-				ID: newEventID(), Timestamp: now, Actor: controlplane.ActorSystem, ActorType: controlplane.ActorTypeSystem,
-				Target: agent, ContextCode: CodeCallInterrupted, Reason: why,
-				Details: map[string]any{"action_id": f.actionID, "action_type": f.actionType, "action_target": f.target,
-					"ledger_sequence": f.seq, "directives": directives},
-			}
+			e := controlplane.NewEvent(controlplane.ActorSystem, controlplane.ActorTypeSystem, agent, CodeCallInterrupted, why,
+				map[string]any{"action_id": f.actionID, "action_type": f.actionType, "action_target": f.target,
+					"ledger_sequence": f.seq, "directives": directives})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			if err := p.events.AppendEvent(ctx, e); err != nil {
 				p.log.Error("proxy: interruption not recorded", "agent_id", agent, "action_id", f.actionID, "err", err)
@@ -132,13 +133,6 @@ func (p *Proxy) interrupt(agent string, ov *governor.Overlay) {
 			cancel()
 		}
 	}()
-}
-
-// newEventID returns "evt_" and 16 random hex digits.
-func newEventID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "evt_" + hex.EncodeToString(b[:])
 }
 
 // end ends c once: its span, and for a forwarded action call its flight,

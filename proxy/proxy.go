@@ -141,6 +141,7 @@ type Proxy struct {
 	prop      propagation.TextMapPropagator
 
 	gp       *goproxy.ProxyHttpServer
+	upstream goproxy.RoundTripperFunc // roundTrip, made once (not per call)
 	tr       *http.Transport
 	dialer   *net.Dialer
 	breakers *breakers
@@ -190,6 +191,7 @@ func New(opts Options) (*Proxy, error) {
 	p.dialer = &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	p.tr = newTransport(p.dialer, opts.UpstreamCAs, opts.ResponseHeaderTimeout)
 	p.breakers = newBreakers(opts.Breaker, p.log)
+	p.upstream = p.roundTrip
 	p.gp = p.newGoproxy()
 	return p, nil
 }

@@ -170,21 +170,32 @@ func mcpToolError(id json.RawMessage, text string, vb *verdictBody) json.RawMess
 	return b
 }
 
-// answer is one of the proxy's own error answers, with c's headers.
+// answer is one of the proxy's own error answers, with c's headers; it
+// ends c.
 func (p *Proxy) answer(req *http.Request, c *call, status int, code, msg string) *http.Response {
+	return p.endWith(c, errorResponse(req, c, status, code, msg))
+}
+
+// errorResponse is an error answer with c's headers (the verdict of a call
+// decided, and recorded, before it failed).
+func errorResponse(req *http.Request, c *call, status int, code, msg string) *http.Response {
+	return newResponse(req, status, "application/json", errorJSON(code, msg), c)
+}
+
+// errorJSON is the error envelope {"error": {"code", "message"}}.
+func errorJSON(code, msg string) []byte {
 	var e errorBody
 	e.Error.Code, e.Error.Message = code, msg
 	b, _ := json.Marshal(e)
-	return p.endWith(c, newResponse(req, status, "application/json", b, c))
+	return b
 }
+
+// proxyAuthMessage is the message of every 407.
+const proxyAuthMessage = "identify the agent with Proxy-Authorization: Basic base64(agent_id:token) of a configured agent"
 
 // authRequired is the 407 of a request without a valid identity.
 func authRequired(req *http.Request) *http.Response {
-	var e errorBody
-	e.Error.Code = CodeProxyAuth
-	e.Error.Message = "identify the agent with Proxy-Authorization: Basic base64(agent_id:token) of a configured agent"
-	b, _ := json.Marshal(e)
-	resp := newResponse(req, http.StatusProxyAuthRequired, "application/json", b, nil)
+	resp := newResponse(req, http.StatusProxyAuthRequired, "application/json", errorJSON(CodeProxyAuth, proxyAuthMessage), nil)
 	resp.Header.Set("Proxy-Authenticate", `Basic realm="vigil"`)
 	return resp
 }
@@ -215,9 +226,7 @@ func newResponse(req *http.Request, status int, contentType string, b []byte, c 
 // writeError writes the error envelope to w (handlers outside goproxy's
 // request path).
 func writeError(h http.Header, w io.Writer, status int, code, msg string) {
-	var e errorBody
-	e.Error.Code, e.Error.Message = code, msg
-	b, _ := json.Marshal(e)
+	b := errorJSON(code, msg)
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	if rw, ok := w.(http.ResponseWriter); ok {

@@ -1,9 +1,6 @@
 package proxy
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -31,7 +28,7 @@ func (p *Proxy) roundTrip(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Resp
 	if err != nil {
 		p.stats.breakerOpen.Add(1)
 		c.end(p, governor.CallFailed)
-		resp := p.upstreamFailure(req, c, http.StatusServiceUnavailable, CodeUpstreamUnavailable,
+		resp := errorResponse(req, c, http.StatusServiceUnavailable, CodeUpstreamUnavailable,
 			"the tool at "+host+" failed repeatedly; calls fail fast until it recovers")
 		resp.Header.Set("Retry-After", strconv.Itoa(int(p.breakers.cfg.OpenFor.Seconds()+0.5)))
 		return resp, nil
@@ -41,20 +38,18 @@ func (p *Proxy) roundTrip(req *http.Request, gctx *goproxy.ProxyCtx) (*http.Resp
 	if err != nil {
 		if req.Context().Err() != nil { // the agent went away, or governance interrupted the call
 			done(errExcluded)
-			interrupted := c.flight != nil && c.flight.interrupted()
 			c.end(p, governor.CallAbandoned) // or interrupted: end tells
-			if interrupted {
-				return p.upstreamFailure(req, c, http.StatusForbidden, CodeInterrupted,
-					"the call was interrupted: "+interruptReason(c)), nil
+			if i := c.flight.interruption(); i != nil {
+				return errorResponse(req, c, http.StatusForbidden, CodeInterrupted, "the call was interrupted: "+i.reason), nil
 			}
-			return p.upstreamFailure(req, c, http.StatusBadGateway, CodeUpstreamUnreachable, "the call was cancelled"), nil
+			return errorResponse(req, c, http.StatusBadGateway, CodeUpstreamUnreachable, "the call was cancelled"), nil
 		}
 		done(err)
 		p.stats.upstreamErrors.Add(1)
 		p.log.Warn("proxy: upstream unreachable", "agent_id", c.agent, "host", host, "err", err)
 		c.span.SetStatus(codes.Error, "upstream unreachable")
 		c.end(p, governor.CallFailed)
-		return p.upstreamFailure(req, c, http.StatusBadGateway, CodeUpstreamUnreachable,
+		return errorResponse(req, c, http.StatusBadGateway, CodeUpstreamUnreachable,
 			"the tool at "+host+" could not be reached: "+err.Error()), nil
 	}
 	switch resp.StatusCode {
@@ -87,23 +82,6 @@ type trackedConn struct {
 }
 
 func (t *trackedConn) Write(p []byte) (int, error) { return t.w.Write(p) }
-
-// upstreamFailure answers a call that was decided (and recorded) but got no
-// answer from the tool.
-func (p *Proxy) upstreamFailure(req *http.Request, c *call, status int, code, msg string) *http.Response {
-	var e errorBody
-	e.Error.Code, e.Error.Message = code, msg
-	b, _ := json.Marshal(e)
-	return newResponse(req, status, "application/json", b, c)
-}
-
-func interruptReason(c *call) string {
-	var i *interruption
-	if c.flight != nil && errors.As(context.Cause(c.flight.ctx), &i) {
-		return i.reason
-	}
-	return "governance"
-}
 
 // trackedBody is a forwarded response's body: its end (EOF, an error or an
 // early close) ends the call.

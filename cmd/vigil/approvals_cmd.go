@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -89,15 +87,11 @@ func approvalsMain(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fs.StringVar(&o.reason, "reason", "", "why the approval is "+map[string]string{"approve": "approved", "deny": "denied"}[cmd])
 		fs.StringVar(&o.operator, "operator", "", "decide as this `operator` (an admin key only, for another principal)")
 	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	pos, set, status, ok := parseArgs(fs, args[1:])
+	if !ok {
+		return status
 	}
-	if err != nil {
-		return exitUsage // the flag package has said why
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var err error
 	usage := func(err error) int {
 		fmt.Fprintf(stderr, "vigil approvals %s: %v\n", cmd, err)
 		fs.Usage() // the command's synopsis and flags

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"sync"
 
 	"github.com/vigilhq/vigil/controlplane"
 	"github.com/vigilhq/vigil/governor"
@@ -33,18 +32,5 @@ func withApprovals(ctx context.Context, st *stores, engine *governor.Engine, log
 		log.Error("no override queue; escalated actions get no approval", "err", err)
 		return nil, next
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		q.Run(runCtx)
-	}()
-	var once sync.Once
-	return q, func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-		next()
-	}
+	return q, inBackground(ctx, q.Run, nil, next)
 }

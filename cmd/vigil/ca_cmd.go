@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -41,12 +40,9 @@ func caMain(args []string, stdout, stderr io.Writer) int {
 	}
 	var out string
 	flags.StringVar(&out, "out", "", "create the CA in `DIR` (required)")
-	pos, err := parseInterspersed(flags, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		return exitUsage // the flag package has said why
+	pos, _, status, ok := parseArgs(flags, args[1:])
+	if !ok {
+		return status
 	}
 	usage := func(err error) int {
 		fmt.Fprintf(stderr, "vigil ca init: %v\n", err)

@@ -210,6 +210,23 @@ func reportError(stderr io.Writer, err error) int {
 
 // parseInterspersed parses flags that may come before, between or after the
 // positional arguments, which it returns in order. "--" ends the flags.
+// parseArgs parses a subcommand's arguments (flags anywhere among them) and
+// returns the positional ones and the names of the flags given. When ok is
+// false the command ends with status: 0 after -h, 2 after a bad flag (the
+// flag package has said why).
+func parseArgs(fs *flag.FlagSet, args []string) (pos []string, set map[string]bool, status int, ok bool) {
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, nil, exitOK, false
+	}
+	if err != nil {
+		return nil, nil, exitUsage, false
+	}
+	set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return pos, set, 0, true
+}
+
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {

@@ -111,15 +111,11 @@ func controlMain(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	case "list":
 		fs.BoolVar(&o.json, "json", false, "print the server's JSON answer (indented) instead of a table")
 	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	pos, set, status, ok := parseArgs(fs, args[1:])
+	if !ok {
+		return status
 	}
-	if err != nil {
-		return exitUsage // the flag package has said why
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var err error
 	usage := func(err error) int {
 		fmt.Fprintf(stderr, "vigil control %s: %v\n", cmd, err)
 		fs.Usage() // the command's synopsis and flags

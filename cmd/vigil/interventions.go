@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -131,11 +129,10 @@ func (iv *interventions) checkAgent(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	past, err := iv.Interventions(ctx, id)
-	if err != nil {
-		return err
-	}
-	an := iv.analyzer.Analyze(id, hist, st.Thresholds, past)
+	// Past interventions only place markers; the recommendation does not
+	// depend on them, so the log is read only when there is something to
+	// do.
+	an := iv.analyzer.Analyze(id, hist, st.Thresholds, nil)
 	rec := an.Recommendation.Intervention
 	iv.mu.Lock()
 	prev, seen := iv.last[id]
@@ -143,6 +140,10 @@ func (iv *interventions) checkAgent(ctx context.Context, id string) error {
 	iv.mu.Unlock()
 	if rec == trajectory.None || (seen && prev == rec) || iv.mode == interventionsOff || iv.plane == nil {
 		return nil
+	}
+	past, err := iv.Interventions(ctx, id)
+	if err != nil {
+		return err
 	}
 	// Another sidecar on the same Redis may have acted already.
 	if n := len(past); n > 0 && past[n-1].Type == rec && time.Since(past[n-1].Time) < autoDirectiveDuration {
@@ -175,10 +176,7 @@ func (iv *interventions) act(ctx context.Context, id string, rec trajectory.Inte
 	}
 	details["applied"] = code == codeInterventionApplied
 	iv.log.Info("optimizer: intervention", "agent_id", id, "type", string(rec), "applied", details["applied"], "reason", reason)
-	return iv.events.AppendEvent(ctx, controlplane.Event{
-		ID: "evt_" + randomHex(), Timestamp: time.Now().UTC(), Actor: actorOptimizer, ActorType: controlplane.ActorTypeSystem,
-		Target: id, ContextCode: code, Reason: reason, Details: details,
-	})
+	return iv.events.AppendEvent(ctx, controlplane.NewEvent(actorOptimizer, controlplane.ActorTypeSystem, id, code, reason, details))
 }
 
 // apply issues the directive of an auto intervention, as "optimizer".
@@ -198,12 +196,6 @@ func (iv *interventions) apply(ctx context.Context, id string, rec trajectory.In
 	return iv.plane.Issue(ctx, req)
 }
 
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // parseInterventions returns the configured mode ("" means recommend).
 func parseInterventions(s string) string {
 	if s = strings.TrimSpace(s); s == "" {
@@ -216,18 +208,5 @@ func parseInterventions(s string) string {
 // ends, and returns next preceded by the end of that loop (so that serve's
 // stop of the control plane, before the stores close, stops it too).
 func withInterventions(ctx context.Context, iv *interventions, every time.Duration, next func()) func() {
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		iv.run(runCtx, every)
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-		next()
-	}
+	return inBackground(ctx, func(ctx context.Context) { iv.run(ctx, every) }, nil, next)
 }

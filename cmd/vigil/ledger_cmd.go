@@ -155,15 +155,11 @@ func ledgerMain(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if cmd.flags != nil {
 		cmd.flags(fs, &lc.opts)
 	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	pos, set, status, ok := parseArgs(fs, args[1:])
+	if !ok {
+		return status
 	}
-	if err != nil {
-		return exitUsage // the flag package has said why
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var err error
 	if err := lc.bind(cmd, pos, set); err != nil {
 		fmt.Fprintf(stderr, "vigil ledger %s: %v\nUsage: vigil ledger %s\n", args[0], err, cmd.synopsis)
 		return exitUsage

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/vigilhq/vigil/admin"
@@ -265,15 +266,31 @@ func startControlPlane(ctx context.Context, plane *controlplane.Plane) (stop fun
 	if plane == nil {
 		return func() {}
 	}
+	return inBackground(ctx, plane.Run, nil, func() {})
+}
+
+// inBackground runs run on its own goroutine until ctx ends or the
+// returned stop is called. stop cancels run and waits for it, then calls
+// after (once; nil for nothing) and next (every time): serve chains the
+// background loops so that one call stops them all, in order, before the
+// stores close. stop may be called more than once.
+func inBackground(ctx context.Context, run func(context.Context), after, next func()) (stop func()) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		plane.Run(runCtx)
+		run(runCtx)
 	}()
+	var once sync.Once
 	return func() {
-		cancel()
-		<-done
+		once.Do(func() {
+			cancel()
+			<-done
+			if after != nil {
+				after()
+			}
+		})
+		next()
 	}
 }
 

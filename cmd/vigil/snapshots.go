@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/vigilhq/vigil/controlplane"
@@ -46,27 +45,15 @@ func withSnapshots(ctx context.Context, st *stores, engine *governor.Engine, log
 		return next
 	}
 	log.Info("agent state restored", "agents", res.Restored, "unknown_agents", res.Unknown, "unreadable", res.Failed)
-	runCtx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = snap.Run(runCtx)
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), snapshotFlushTimeout)
-			defer fcancel()
-			if n, err := snap.Flush(fctx); err != nil {
-				log.Error("agent state not saved at shutdown", "saved", n, "err", err)
-			} else {
-				log.Info("agent state saved", "agents", n)
-			}
-		})
-		next()
-	}
+	return inBackground(ctx, func(ctx context.Context) { _ = snap.Run(ctx) }, func() {
+		fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), snapshotFlushTimeout)
+		defer fcancel()
+		if n, err := snap.Flush(fctx); err != nil {
+			log.Error("agent state not saved at shutdown", "saved", n, "err", err)
+		} else {
+			log.Info("agent state saved", "agents", n)
+		}
+	}, next)
 }
 
 // The messages of the "redis" health check; GET /v1/health is public, so

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -92,15 +91,11 @@ func trajectoryMain(ctx context.Context, args []string, stdout, stderr io.Writer
 		fs.StringVar(&o.strategy, "strategy", "", "the `strategy`: no_op, early_advisory, wait_and_throttle, immediate_escalate or graduated (required)")
 		fs.IntVar(&o.horizon, "horizon", 0, "observations to simulate, `N` from 1 to 1000 (required)")
 	}
-	pos, err := parseInterspersed(fs, args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+	pos, set, status, ok := parseArgs(fs, args[1:])
+	if !ok {
+		return status
 	}
-	if err != nil {
-		return exitUsage // the flag package has said why
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	var err error
 	usage := func(err error) int {
 		fmt.Fprintf(stderr, "vigil trajectory %s: %v\n", cmd, err)
 		fs.Usage()
