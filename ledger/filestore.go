@@ -105,11 +105,14 @@ type pos struct {
 	verdict uint8
 }
 
+// writeReq is one queued record. The committer frames it straight into its
+// batch buffer (the body is copied once, not framed apart first) and sets n
+// to the frame's length.
 type writeReq struct {
-	c     *chain
-	rec   *Record
-	frame []byte
-	done  chan error
+	c    *chain
+	rec  *Record
+	n    int
+	done chan error
 }
 
 const (
@@ -304,7 +307,7 @@ func (s *FileStore) Append(ctx context.Context, agentID string, build func(Head)
 		c.appendMu.Unlock()
 		return nil, err
 	}
-	req := &writeReq{c: c, rec: rec, frame: encodeFrame(rec), done: make(chan error, 1)}
+	req := &writeReq{c: c, rec: rec, done: make(chan error, 1)}
 	// Enqueue under appendMu, so that one agent's records reach the log in
 	// sequence order; the committer never takes appendMu.
 	if err := s.enqueue(req); err != nil {
@@ -377,7 +380,7 @@ func (s *FileStore) commit(off int64) {
 			}
 		}
 		for _, r := range batch {
-			buf = append(buf, r.frame...)
+			buf, r.n = appendFrame(buf, r.rec)
 		}
 		_, err := s.f.Write(buf)
 		if err == nil && s.opts.Durability == DurabilitySync {
@@ -400,10 +403,10 @@ func (s *FileStore) commit(off int64) {
 		}
 		for _, r := range batch {
 			r.c.mu.Lock()
-			r.c.index.add(pos{off: off, n: uint32(len(r.frame)), verdict: verdictCodes[r.rec.Verdict]})
+			r.c.index.add(pos{off: off, n: uint32(r.n), verdict: verdictCodes[r.rec.Verdict]})
 			r.c.head = Head{Sequence: r.rec.Sequence, Hash: r.rec.Hash}
 			r.c.mu.Unlock()
-			off += int64(len(r.frame))
+			off += int64(r.n)
 			r.done <- nil
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 )
 
 // The file store's record format: a frame of u32 payload length and u32
@@ -49,9 +50,14 @@ func isHex(s string) bool {
 //
 //	u16 agent length, agent | u64 sequence | 32 bytes hash | 32 bytes prev hash
 //	u8 verdict length, verdict | u16 action id length, action id | body (rest)
-func encodeFrame(r *Record) []byte {
+//
+// appendFrame appends r's frame to dst and returns it with the frame's
+// length.
+func appendFrame(dst []byte, r *Record) ([]byte, int) {
 	n := 2 + len(r.AgentID) + 8 + 32 + 32 + 1 + len(r.Verdict) + 2 + len(r.ActionID) + len(r.Body)
-	b := make([]byte, frameHead, frameHead+n)
+	start := len(dst)
+	b := slices.Grow(dst, frameHead+n)
+	b = append(b, make([]byte, frameHead)...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(r.AgentID)))
 	b = append(b, r.AgentID...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(r.Sequence))
@@ -62,9 +68,10 @@ func encodeFrame(r *Record) []byte {
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(r.ActionID)))
 	b = append(b, r.ActionID...)
 	b = append(b, r.Body...)
-	binary.LittleEndian.PutUint32(b[0:4], uint32(n))
-	binary.LittleEndian.PutUint32(b[4:8], crc32.Checksum(b[frameHead:], castagnoli))
-	return b
+	frame := b[start:]
+	binary.LittleEndian.PutUint32(frame[0:4], uint32(n))
+	binary.LittleEndian.PutUint32(frame[4:8], crc32.Checksum(frame[frameHead:], castagnoli))
+	return b, frameHead + n
 }
 
 func decodePayload(p []byte) (*Record, error) {
