@@ -22,6 +22,9 @@ type Ledger struct {
 	enc   canonEncoder // writes entries; keeps its plans of their types
 	bufs  sync.Pool    // *encodeBufs, reused between appends
 
+	spool  *Spool   // nil: appends fail when the store does
+	replay replayer // with a spool: replays its entries into the store
+
 	mu     sync.Mutex
 	recent map[string]*recentIDs // per agent: action id → sequence
 }
@@ -34,9 +37,19 @@ type recentIDs struct {
 	next int
 }
 
-// New returns a ledger over store.
+// New returns a ledger over store, without a spool.
 func New(store Store) *Ledger {
-	return &Ledger{store: store, recent: map[string]*recentIDs{}}
+	return NewWithOptions(store, Options{})
+}
+
+// NewWithOptions returns a ledger over store configured by o. With a spool
+// it starts the replayer; Close stops it.
+func NewWithOptions(store Store, o Options) *Ledger {
+	l := &Ledger{store: store, recent: map[string]*recentIDs{}, spool: o.Spool}
+	if l.spool != nil {
+		l.replay.start(l, o)
+	}
+	return l
 }
 
 // Store returns the ledger's store.
@@ -55,6 +68,9 @@ func (l *Ledger) Append(ctx context.Context, d *governor.Decision) (*Record, err
 	t, err := newTemplate(&l.enc, e, bufs)
 	if err != nil {
 		return nil, err
+	}
+	if l.spool != nil {
+		return l.appendSpooling(ctx, t)
 	}
 	rec, err := l.store.Append(ctx, d.AgentID, t.seal)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
 )
 
 // RedisOptions configures a RedisStore. The zero value is usable: every
@@ -24,11 +25,17 @@ type RedisOptions struct {
 	// 0 means 256. It may not exceed 1024 (the script passes a batch's
 	// fields to one HSET, within Lua's stack limit).
 	MaxBatch int
+	// Timeout bounds each Redis call of an append (the script, a head
+	// read); 0 means 1s. A call that takes longer fails the append with
+	// an error wrapping ErrUnavailable.
+	Timeout time.Duration
+	// Breaker configures the circuit breaker in front of the appends.
+	Breaker BreakerOptions
 }
 
 // DefaultRedisOptions returns the options with every default filled in.
 func DefaultRedisOptions() RedisOptions {
-	return RedisOptions{Prefix: "vigil:ledger:", MaxBatch: 256}
+	return RedisOptions{Prefix: "vigil:ledger:", MaxBatch: 256, Timeout: time.Second, Breaker: DefaultBreakerOptions()}
 }
 
 // Validate reports options that cannot work.
@@ -38,6 +45,9 @@ func (o RedisOptions) Validate() error {
 	}
 	if o.MaxBatch < 0 || o.MaxBatch > maxRedisBatch {
 		return fmt.Errorf("ledger: redis max batch %d is not within 0..%d", o.MaxBatch, maxRedisBatch)
+	}
+	if o.Timeout < 0 || o.Breaker.OpenFor < 0 {
+		return errors.New("ledger: redis timeout and breaker open period must not be negative")
 	}
 	return nil
 }
@@ -82,7 +92,8 @@ const readChunk = 256
 type RedisStore struct {
 	client redis.UniversalClient
 	opts   RedisOptions
-	agents sync.Map // agent id -> *redisAgent
+	br     *redisBreaker // in front of the appends' calls
+	agents sync.Map      // agent id -> *redisAgent
 
 	mu     sync.RWMutex // guards closed against active.Add
 	closed bool
@@ -107,7 +118,11 @@ func NewRedisStore(client redis.UniversalClient, opts RedisOptions) (*RedisStore
 	if opts.MaxBatch == 0 {
 		opts.MaxBatch = def.MaxBatch
 	}
-	return &RedisStore{client: client, opts: opts}, nil
+	if opts.Timeout == 0 {
+		opts.Timeout = def.Timeout
+	}
+	opts.Breaker = opts.Breaker.withDefaults()
+	return &RedisStore{client: client, opts: opts, br: newRedisBreaker(opts.Breaker)}, nil
 }
 
 // redisAgent is one agent's append queue. The fields after queue belong to
@@ -222,7 +237,11 @@ func (s *RedisStore) lead(ctx context.Context, agentID string, a *redisAgent) {
 // appendBatch builds and writes batch, and ends every append in it.
 func (s *RedisStore) appendBatch(ctx context.Context, agentID string, a *redisAgent, batch []*redisAppend) {
 	if !a.headKnown {
-		h, err := s.readHead(ctx, agentID)
+		var h Head
+		err := s.call(ctx, func(ctx context.Context) (err error) {
+			h, err = s.readHead(ctx, agentID)
+			return err
+		})
 		if err != nil {
 			for _, p := range batch {
 				p.res <- redisResult{err: err}
@@ -241,11 +260,23 @@ func (s *RedisStore) appendBatch(ctx context.Context, agentID string, a *redisAg
 			recs[i] = p.rec
 		}
 		last := recs[len(recs)-1]
-		written, moved, err := s.runAppend(ctx, a.keys, a.head, recs)
-		if err != nil && !errors.Is(err, ErrCorrupt) {
+		var (
+			written bool
+			moved   Head
+		)
+		err := s.call(ctx, func(ctx context.Context) (err error) {
+			written, moved, err = s.runAppend(ctx, a.keys, a.head, recs)
+			return err
+		})
+		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, gobreaker.ErrOpenState) && !errors.Is(err, gobreaker.ErrTooManyRequests) {
 			// The outcome is unknown (the reply may be what was lost):
 			// the head tells whether the batch was written.
-			if h, herr := s.readHead(ctx, agentID); herr == nil && h.Sequence == last.Sequence && h.Hash == last.Hash {
+			var h Head
+			herr := s.call(ctx, func(ctx context.Context) (err error) {
+				h, err = s.readHead(ctx, agentID)
+				return err
+			})
+			if herr == nil && h.Sequence == last.Sequence && h.Hash == last.Hash {
 				written, err = true, nil
 			}
 		}
@@ -335,6 +366,9 @@ func (s *RedisStore) Head(ctx context.Context, agentID string) (Head, error) {
 	if s.isClosed() {
 		return Head{}, ErrClosed
 	}
+	if err := s.refuseWhileOpen(); err != nil {
+		return Head{}, err
+	}
 	return s.readHead(ctx, agentID)
 }
 
@@ -403,6 +437,9 @@ func (s *RedisStore) Range(ctx context.Context, agentID string, from, to int64, 
 func (s *RedisStore) Latest(ctx context.Context, agentID, verdict string, limit int) ([]*Record, error) {
 	if limit <= 0 {
 		return nil, nil
+	}
+	if err := s.refuseWhileOpen(); err != nil {
+		return nil, err
 	}
 	if verdict != "" {
 		if s.isClosed() {

@@ -24,6 +24,11 @@ var (
 	ErrHeadMoved = errors.New("ledger: head moved")
 	// ErrCorrupt: stored data is damaged in a way that is not a torn tail.
 	ErrCorrupt = errors.New("ledger: store corrupt")
+	// ErrUnavailable: the store's backend could not be reached (Redis down,
+	// a timeout, its circuit breaker open). Whether an append that fails
+	// with it was stored is unknown. A Ledger with a Spool keeps the entry
+	// locally instead; a custom Store should wrap it for the same cases.
+	ErrUnavailable = errors.New("ledger: store unavailable")
 )
 
 // Head is the end of an agent's chain: the last sequence and its hash. The
@@ -47,6 +52,11 @@ type Record struct {
 	ActionID string
 	// Body is the canonical JSON of the entry without "hash".
 	Body []byte
+	// Spooled is set only on a record Ledger.Append returns for an entry
+	// kept in its Spool because the store was unavailable: Sequence,
+	// PrevHash and Hash are then empty, since they are set when the entry
+	// is replayed into the store.
+	Spooled bool
 }
 
 // JSON returns the entry as it is exported: Body with the "hash" member
