@@ -94,7 +94,7 @@ func (s *Server) requestApproval(ctx context.Context, d *governor.Decision, act 
 		return ""
 	}
 	args := controlplane.RequestArgs{AgentID: d.AgentID, Action: act, Reason: d.Reasoning}
-	if ref != nil {
+	if ref != nil && !ref.Spooled {
 		args.Ledger = &controlplane.LedgerRef{AgentID: ref.AgentID, Sequence: ref.Sequence}
 	}
 	a, err := s.approvals.Request(ctx, args)

@@ -441,6 +441,14 @@ func (s *RedisStore) Latest(ctx context.Context, agentID, verdict string, limit 
 	if err := s.refuseWhileOpen(); err != nil {
 		return nil, err
 	}
+	recs, err := s.latest(ctx, agentID, verdict, limit)
+	if unreachable(err) && !errors.Is(err, ErrClosed) && !errors.Is(err, ErrNotFound) && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return recs, err
+}
+
+func (s *RedisStore) latest(ctx context.Context, agentID, verdict string, limit int) ([]*Record, error) {
 	if verdict != "" {
 		if s.isClosed() {
 			return nil, ErrClosed

@@ -106,13 +106,21 @@ func (s *RedisStore) call(ctx context.Context, fn func(context.Context) error) e
 func (s *RedisStore) Healthy() bool { return s.br.cb.State() == gobreaker.StateClosed }
 
 // refuseWhileOpen fails a read at once, with an error wrapping
-// ErrUnavailable, while the appends' breaker is open: Redis failed its last
-// calls, and a read would wait out the client's timeouts. It lets reads
-// through when the breaker is closed or half-open (and they do not count
-// as its probe).
+// ErrUnavailable, unless the appends' breaker is closed: Redis failed its
+// last calls, and a read would wait out the client's timeouts and retries.
+// Only an append or Check probes a half-open breaker.
 func (s *RedisStore) refuseWhileOpen() error {
-	if s.br.cb.State() == gobreaker.StateOpen {
+	if s.br.cb.State() != gobreaker.StateClosed {
 		return fmt.Errorf("%w: redis circuit open", ErrUnavailable)
 	}
 	return nil
+}
+
+// Check pings Redis through the breaker: nil when it answers; an error
+// wrapping ErrUnavailable otherwise, at once while the breaker is open.
+// When the breaker is half-open the ping is its probe, so a Ledger's
+// replayer, which checks before replaying, closes it once Redis is back
+// even when no call appends.
+func (s *RedisStore) Check(ctx context.Context) error {
+	return s.call(ctx, func(ctx context.Context) error { return s.client.Ping(ctx).Err() })
 }

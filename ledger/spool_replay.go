@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,9 @@ type replayer struct {
 	done   chan struct{}
 	once   sync.Once
 	active bool
+	// spooling is set from the first entry spooled until the spool is
+	// empty again, for one log line at each end of an outage.
+	spooling atomic.Bool
 }
 
 func (r *replayer) start(l *Ledger, o Options) {
@@ -88,6 +92,7 @@ func (l *Ledger) Spooled() int64 {
 func (l *Ledger) appendSpooling(ctx context.Context, t *template) (*Record, error) {
 	a := l.spool.agent(t.agentID)
 	a.mu.Lock()
+	var storeErr error
 	if !a.waiting() {
 		a.mu.Unlock()
 		rec, err := l.store.Append(ctx, t.agentID, t.seal)
@@ -100,6 +105,7 @@ func (l *Ledger) appendSpooling(ctx context.Context, t *template) (*Record, erro
 		if ctx.Err() != nil {
 			return nil, err // the caller is gone: it will not act on the entry
 		}
+		storeErr = err
 		a.mu.Lock()
 	}
 	a.adding++
@@ -112,14 +118,31 @@ func (l *Ledger) appendSpooling(ctx context.Context, t *template) (*Record, erro
 	if err != nil {
 		return nil, fmt.Errorf("ledger: the store is unavailable and spooling failed: %w", err)
 	}
+	if storeErr != nil && l.replay.spooling.CompareAndSwap(false, true) {
+		l.replay.log.Warn("ledger: the store is unavailable; entries go to the local spool and are replayed when it answers", "err", storeErr)
+	}
 	return &Record{AgentID: t.agentID, Verdict: t.verdict, ActionID: t.actionID, Spooled: true}, nil
 }
 
+// checker is a store that can tell whether its backend answers
+// (RedisStore.Check).
+type checker interface {
+	Check(ctx context.Context) error
+}
+
 // replayAll replays every waiting agent's entries, until the store fails.
+// A store that is a checker is checked first.
 func (l *Ledger) replayAll() {
 	ctx := context.Background()
+	waiting := l.spool.waitingAgents()
+	if len(waiting) == 0 {
+		return
+	}
+	if c, ok := l.store.(checker); ok && c.Check(ctx) != nil {
+		return
+	}
 	replayed := false
-	for _, id := range l.spool.waitingAgents() {
+	for _, id := range waiting {
 		select {
 		case <-l.replay.stop:
 			return
@@ -138,6 +161,9 @@ func (l *Ledger) replayAll() {
 		if err := l.spool.saveMarks(); err != nil {
 			l.replay.log.Error("ledger: replaying spooled entries", "err", err)
 		}
+		if l.spool.Pending() == 0 && l.replay.spooling.CompareAndSwap(true, false) {
+			l.replay.log.Info("ledger: the store answers again; every spooled entry was replayed")
+		}
 	}
 }
 
@@ -153,9 +179,6 @@ func (l *Ledger) replayAgent(ctx context.Context, agentID string) (int, error) {
 	a := l.spool.agent(agentID)
 	recent, err := l.store.Latest(ctx, agentID, "", replayCheckDepth)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		if !errors.Is(err, ErrUnavailable) {
-			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		}
 		return 0, err
 	}
 	n := 0

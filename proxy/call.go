@@ -54,8 +54,12 @@ type tunnel struct{ agent string }
 type decided struct {
 	msg *toolcall.Message
 	d   *governor.Decision
-	seq int64 // -1: not recorded (ledger disabled)
+	seq int64 // -1: not recorded (ledger disabled); seqSpooled: in the spool
 }
+
+// seqSpooled is the sequence of a decision whose entry the ledger kept in
+// its local spool: recorded, numbered when replayed into the store.
+const seqSpooled = 0
 
 // verdict severities, for the verdict of a batch: the most severe wins.
 var severity = [...]int{governor.Allow: 0, governor.Modify: 1, governor.Escalate: 2, governor.Deny: 3, governor.Suspend: 4}
@@ -185,6 +189,9 @@ func (p *Proxy) decide(ctx context.Context, req *http.Request, c *call) ([]decid
 					"the decision could not be recorded; nothing was forwarded")
 			}
 			r.seq = rec.Sequence
+			if rec.Spooled {
+				r.seq = seqSpooled
+			}
 		}
 		if p.observer != nil {
 			p.observer.ObserveEvaluation()
@@ -275,7 +282,7 @@ func (p *Proxy) refuseBatch(req *http.Request, c *call, results []decided, worst
 // decision; a failure is logged and the caller refuses the call.
 func (p *Proxy) requestApproval(req *http.Request, c *call, r decided) (controlplane.Approval, error) {
 	args := controlplane.RequestArgs{AgentID: c.agent, Action: r.d.Action, Reason: r.d.Reasoning}
-	if r.seq >= 0 {
+	if r.seq > 0 {
 		args.Ledger = &controlplane.LedgerRef{AgentID: c.agent, Sequence: r.seq}
 	}
 	a, err := p.approvals.Request(context.WithoutCancel(req.Context()), args)

@@ -14,8 +14,12 @@ import (
 
 // Response headers (API.md section 4).
 const (
-	HeaderVerdict    = "X-Vigil-Verdict"
-	HeaderLedgerSeq  = "X-Vigil-Ledger-Seq"
+	HeaderVerdict   = "X-Vigil-Verdict"
+	HeaderLedgerSeq = "X-Vigil-Ledger-Seq"
+	// HeaderLedger is "spooled" when the decision's entry was kept in the
+	// ledger's local spool (Redis unreachable): it has no sequence yet, and
+	// gets one when it is replayed.
+	HeaderLedger     = "X-Vigil-Ledger"
 	HeaderAdvisory   = "X-Vigil-Advisory"
 	HeaderApproval   = "X-Vigil-Approval"
 	HeaderApprovalID = "X-Vigil-Approval-Id"
@@ -37,8 +41,11 @@ func (c *call) setHeaders(h http.Header) {
 	if c.verdict != "" {
 		h.Set(HeaderVerdict, c.verdict)
 	}
-	if c.seq >= 0 {
+	switch {
+	case c.seq > 0:
 		h.Set(HeaderLedgerSeq, strconv.FormatInt(c.seq, 10))
+	case c.seq == seqSpooled:
+		h.Set(HeaderLedger, "spooled")
 	}
 	if c.advisory != "" {
 		h.Set(HeaderAdvisory, c.advisory)
@@ -76,6 +83,9 @@ type verdictBody struct {
 type ledgerRef struct {
 	AgentID  string `json:"agent_id"`
 	Sequence int64  `json:"sequence"`
+	// Spooled: the entry waits in the ledger's local spool; Sequence is 0
+	// until it is replayed.
+	Spooled bool `json:"spooled,omitempty"`
 }
 
 func newVerdictBody(d *governor.Decision) *verdictBody {
@@ -107,7 +117,7 @@ func (p *Proxy) refuse(req *http.Request, c *call, r decided) *http.Response {
 	vb := newVerdictBody(r.d)
 	var ref *ledgerRef
 	if r.seq >= 0 {
-		ref = &ledgerRef{AgentID: c.agent, Sequence: r.seq}
+		ref = &ledgerRef{AgentID: c.agent, Sequence: r.seq, Spooled: r.seq == seqSpooled}
 	}
 	msg := r.d.Reasoning
 	if c.approvalID != "" {

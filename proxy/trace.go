@@ -20,8 +20,11 @@ const (
 	attrUCS       = attribute.Key("vigil.ucs")
 	attrTier      = attribute.Key("vigil.tier")
 	attrLedgerSeq = attribute.Key("vigil.ledger.sequence")
-	attrMethod    = attribute.Key("http.request.method")
-	attrServer    = attribute.Key("server.address")
+	// attrLedgerSpooled marks a decision whose entry waits in the ledger's
+	// local spool (no sequence yet).
+	attrLedgerSpooled = attribute.Key("vigil.ledger.spooled")
+	attrMethod        = attribute.Key("http.request.method")
+	attrServer        = attribute.Key("server.address")
 )
 
 // startSpan starts the call's span: "execute_tool {tool}" for an MCP tool
@@ -55,8 +58,11 @@ func (p *Proxy) annotate(c *call, r decided) {
 		return
 	}
 	c.span.SetAttributes(attrVerdict.String(r.d.Verdict.String()), attrUCS.Float64(r.d.UCS), attrTier.Int(r.d.Tier))
-	if r.seq >= 0 {
+	switch {
+	case r.seq > 0:
 		c.span.SetAttributes(attrLedgerSeq.Int64(r.seq))
+	case r.seq == seqSpooled:
+		c.span.SetAttributes(attrLedgerSpooled.Bool(true))
 	}
 }
 

@@ -90,10 +90,13 @@ type Evaluation struct {
 	ApprovalID string `json:"approval_id,omitempty"`
 }
 
-// LedgerRef points at one ledger entry.
+// LedgerRef points at one ledger entry. Spooled says the entry waits in
+// the ledger's local spool (the store, Redis, was unreachable): Sequence is
+// then 0, the entry is numbered when it is replayed.
 type LedgerRef struct {
 	AgentID  string `json:"agent_id"`
 	Sequence int64  `json:"sequence"`
+	Spooled  bool   `json:"spooled,omitempty"`
 }
 
 // DimensionScore is one dimension's assessment: score 0 is maximum concern,

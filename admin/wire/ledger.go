@@ -45,7 +45,7 @@ type LedgerReport struct {
 
 // NewLedgerRef points at the entry rec.
 func NewLedgerRef(rec *ledger.Record) *LedgerRef {
-	return &LedgerRef{AgentID: rec.AgentID, Sequence: rec.Sequence}
+	return &LedgerRef{AgentID: rec.AgentID, Sequence: rec.Sequence, Spooled: rec.Spooled}
 }
 
 // NewLedgerEntries builds the list body of agentID's records (never null).

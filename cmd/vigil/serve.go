@@ -77,7 +77,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}()
 	var led *ledger.Ledger
 	if st.ledger != nil {
-		led = ledger.New(st.ledger)
+		led = ledger.NewWithOptions(st.ledger, ledger.Options{Spool: st.spool, Logger: log})
+		defer led.Close() // stops the spool's replayer before the stores close
+		if n := led.Spooled(); n > 0 {
+			log.Warn("ledger: entries from an earlier run wait in the local spool; they are replayed into Redis", "entries", n)
+		}
 		if fs, ok := st.ledger.(*ledger.FileStore); ok {
 			r := fs.Recovery()
 			log.Info("ledger opened", "records", r.Records, "torn_tail_bytes_cut", r.TruncatedBytes,
@@ -145,7 +149,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 			Features:     features(settings, led != nil, plane != nil),
 		},
 		Playground:    settings.Playground,
-		Checks:        healthChecks(st),
+		Checks:        healthChecks(st, led),
 		Ledger:        led,
 		Control:       plane,
 		Approvals:     approvals,

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/vigilhq/vigil/controlplane"
 	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/ledger"
 )
 
 // snapshotFlushTimeout bounds the last save of the agents' state at
@@ -65,14 +67,12 @@ var (
 
 // healthChecks returns the checks of GET /v1/health: in Redis mode,
 // "redis", which pings Redis through the control plane store's circuit
-// breaker (and so is its probe when half-open); none in embedded mode.
-func healthChecks(st *stores) map[string]func(context.Context) error {
-	rs, ok := st.control.(*controlplane.RedisStore)
-	if !ok {
-		return nil
-	}
-	return map[string]func(context.Context) error{
-		"redis": func(ctx context.Context) error {
+// breaker (and so is its probe when half-open), and "ledger", degraded
+// while entries wait in the ledger's local spool; none in embedded mode.
+func healthChecks(st *stores, led *ledger.Ledger) map[string]func(context.Context) error {
+	checks := map[string]func(context.Context) error{}
+	if rs, ok := st.control.(*controlplane.RedisStore); ok {
+		checks["redis"] = func(ctx context.Context) error {
 			err := rs.Check(ctx)
 			switch {
 			case err == nil:
@@ -81,6 +81,18 @@ func healthChecks(st *stores) map[string]func(context.Context) error {
 				return errCircuitOpen
 			}
 			return errRedisUnreachable
-		},
+		}
 	}
+	if led != nil && st.spool != nil {
+		checks["ledger"] = func(context.Context) error {
+			if n := led.Spooled(); n > 0 {
+				return fmt.Errorf("%d entries wait in the local spool for the ledger store", n)
+			}
+			return nil
+		}
+	}
+	if len(checks) == 0 {
+		return nil
+	}
+	return checks
 }

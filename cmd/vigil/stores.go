@@ -22,6 +22,7 @@ type controlStore interface {
 type stores struct {
 	redis   redis.UniversalClient // nil in embedded mode
 	ledger  ledger.Store          // nil when the ledger is disabled
+	spool   *ledger.Spool         // the ledger's local spool: Redis mode only
 	control controlStore          // nil when the control plane is disabled
 }
 
@@ -46,6 +47,13 @@ func openStores(ctx context.Context, s serveSettings, cfg *fileConfig) (_ *store
 	if cfg.ledgerEnabled() {
 		if out.ledger, err = openLedgerStore(out.redis, s, cfg); err != nil {
 			return nil, err
+		}
+		if out.redis != nil {
+			// Entries Redis cannot take wait here (ARCHITECTURE.md,
+			// failure behaviour) and are replayed when it answers.
+			if out.spool, err = ledger.OpenSpool(filepath.Join(s.DataDir, "ledger-spool")); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if cfg.controlPlaneEnabled() {
@@ -124,6 +132,12 @@ func (s *stores) close() error {
 			first = fmt.Errorf("closing the ledger: %w", err)
 		}
 		s.ledger = nil
+	}
+	if s.spool != nil {
+		if err := s.spool.Close(); err != nil && first == nil {
+			first = fmt.Errorf("closing the ledger spool: %w", err)
+		}
+		s.spool = nil
 	}
 	if s.control != nil {
 		if err := s.control.Close(); err != nil && first == nil {
