@@ -64,6 +64,13 @@
 //     act as the key's principal like directives; a decided or expired
 //     approval is 409 conflict; without a queue the list is empty and
 //     deciding is 409 control_plane_disabled.
+//   - GET /v1/trajectory/{agent_id} always serves the agent's current
+//     policy, optimizing on the request when the analyzer's cache has none.
+//     GET /v1/trajectory/fleet never optimizes on the request: it answers
+//     within Options.FleetBudget (from the start of the request) with the
+//     cached policies, each labelled current, stale or pending, and
+//     refreshes the others in the background (one refresh per Server at a
+//     time, not tied to the request, its panics logged).
 //   - Store failures are 503 unavailable; the cause is logged, never sent.
 //
 // Caveats: an export is streamed; if it fails after the first bytes were

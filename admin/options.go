@@ -108,6 +108,15 @@ type Options struct {
 	// it). Nil means trajectory.NewAnalyzer(trajectory.DefaultConfig(),
 	// false): the routes answer, without costs or policies.
 	Trajectory *trajectory.Analyzer
+	// FleetBudget is how long GET /v1/trajectory/fleet may wait, from the
+	// start of the request, for the background refresh of the policies that
+	// are not current (stale or pending) before it answers with what the
+	// cache holds, each policy labelled. Zero means DefaultFleetBudget
+	// (100 ms); negative means the answer never waits (the refresh still
+	// runs, for the next view). A fleet whose mere projection takes longer
+	// than the budget is answered after it, without waiting. The per-agent
+	// routes always compute the current policy and do not use it.
+	FleetBudget time.Duration
 	// Interventions lists each agent's past interventions, for the markers
 	// of GET /v1/trajectory/{agent_id} and the interventions of its
 	// history. Nil means none are known.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"maps"
@@ -16,14 +17,17 @@ import (
 	"github.com/vigilhq/vigil/ledger"
 )
 
-// Server is the admin API. It is immutable once New returns and safe for
-// concurrent use.
+// Server is the admin API. Its configuration is fixed once New returns and
+// it is safe for concurrent use; its one piece of mutable state is the fleet
+// view's background refresh of policies (at most one at a time).
 type Server struct {
 	gov           Governor
 	ledger        *ledger.Ledger          // nil: the ledger is disabled
 	control       *controlplane.Plane     // nil: no control plane (as if disabled)
 	approvals     *controlplane.Approvals // nil: no override queue
 	analyzer      *trajectory.Analyzer    // never nil
+	fleetBudget   time.Duration           // GET /v1/trajectory/fleet; negative: do not wait
+	refresh       fleetRefresh            // the fleet view's background refresh
 	interventions InterventionLog         // nil: no past interventions
 	keys          *keyring
 	info          wire.Info
@@ -53,6 +57,7 @@ func New(opts Options) (*Server, error) {
 		control:       opts.Control,
 		approvals:     opts.Approvals,
 		analyzer:      opts.Trajectory,
+		fleetBudget:   cmp.Or(opts.FleetBudget, DefaultFleetBudget),
 		interventions: opts.Interventions,
 		keys:          newKeyring(opts.Keys),
 		info:          newInfo(opts.Info, time.Now()),

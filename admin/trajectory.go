@@ -5,12 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime"
-	"runtime/debug"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,12 +18,16 @@ import (
 // and effective thresholds from the governor and analyze them with
 // Options.Trajectory: GET /v1/trajectory/{agent_id} (trajectory,
 // recommendation, policy), GET /v1/trajectory/{agent_id}/history,
-// GET /v1/trajectory/fleet and POST /v1/trajectory/simulate (a what-if:
-// nothing is applied). With the optimizer off every route still answers,
-// without costs, policies or comparisons, and says so (optimizer_enabled
-// false and a note). Gin routes the static /v1/trajectory/fleet before the
-// parameter, so GET /v1/trajectory/fleet never names an agent called
-// "fleet" (its history route still does).
+// GET /v1/trajectory/fleet (trajectory_fleet.go) and
+// POST /v1/trajectory/simulate (a what-if: nothing is applied). The
+// per-agent route always computes the agent's current policy (optimizing
+// when the cache has none); the fleet view answers within a time budget
+// with the policies the cache holds, each labelled current, stale or
+// pending, and refreshes the others in the background. With the optimizer
+// off every route still answers, without costs, policies or comparisons,
+// and says so (optimizer_enabled false and a note). Gin routes the static
+// /v1/trajectory/fleet before the parameter, so GET /v1/trajectory/fleet
+// never names an agent called "fleet" (its history route still does).
 
 // InterventionLog lists an agent's past interventions (Options.Interventions):
 // the past markers of GET /v1/trajectory/{agent_id} and the interventions
@@ -78,93 +77,6 @@ func (s *Server) trajectoryHistory(c *gin.Context) error {
 	}
 	t := trajectory.Project(history, thr, nil, s.analyzer.Config())
 	return writeJSON(c, http.StatusOK, wire.NewTrajectoryHistory(id, history, t, past))
-}
-
-// trajectoryFleet answers GET /v1/trajectory/fleet: every agent's risk level
-// and, with the optimizer on, its strategy and expected cost. The fleet view
-// reads no intervention log (past interventions only place markers).
-func (s *Server) trajectoryFleet(c *gin.Context) error {
-	ids := slices.Sorted(slices.Values(s.gov.Agents()))
-	as, err := s.analyzeFleet(c.Request.Context(), ids)
-	if err != nil {
-		return err
-	}
-	return writeJSON(c, http.StatusOK, wire.NewFleet(as, s.analyzer.Optimizer()))
-}
-
-// analyzeFleet analyzes the agents on runtime.GOMAXPROCS(0) goroutines: with
-// a cold cache each analysis is an optimization (about 2 ms), and the
-// answer does not depend on which goroutine computed what. Agents removed
-// since they were listed are left out; the result keeps the order of ids.
-func (s *Server) analyzeFleet(ctx context.Context, ids []string) ([]trajectory.Analysis, error) {
-	out := make([]trajectory.Analysis, len(ids))
-	found := make([]bool, len(ids))
-	var (
-		next     atomic.Int64
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-	}
-	failed := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return firstErr != nil
-	}
-	// analyze runs one agent; a panic becomes the call's error (this is
-	// not the handler's goroutine, so recoverPanics cannot catch it).
-	analyze := func(i int) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("panic analyzing agent %q: %v\n%s", ids[i], r, debug.Stack())
-			}
-		}()
-		thr, history, err := s.driftOf(ids[i])
-		var nf *apiError
-		if errors.As(err, &nf) && nf.Status == http.StatusNotFound {
-			return nil // removed since Agents was called
-		}
-		if err != nil {
-			return err
-		}
-		out[i], found[i] = s.analyzer.Analyze(ids[i], history, thr, nil), true
-		return nil
-	}
-	for range min(runtime.GOMAXPROCS(0), len(ids)) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(ids) || failed() {
-					return
-				}
-				if err := ctx.Err(); err != nil {
-					fail(fmt.Errorf("fleet view abandoned: %w", err))
-					return
-				}
-				if err := analyze(i); err != nil {
-					fail(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	kept := out[:0]
-	for i, a := range out {
-		if found[i] {
-			kept = append(kept, a)
-		}
-	}
-	return kept, nil
 }
 
 // simulateTrajectory answers POST /v1/trajectory/simulate: one strategy run

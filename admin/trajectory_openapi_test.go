@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/vigilhq/vigil/admin/wire"
+	"github.com/vigilhq/vigil/governor/trajectory"
 )
 
 // TestOpenAPITrajectorySchemasMatchWire checks that each trajectory schema
@@ -32,8 +33,8 @@ func TestOpenAPITrajectorySchemasMatchWire(t *testing.T) {
 		"PolicyStep": wire.PolicyStep{}, "PolicyCondition": wire.PolicyCondition{}, "PolicyCost": wire.PolicyCost{},
 		"PolicyComparison": wire.PolicyComparison{}, "TrajectoryHistory": wire.TrajectoryHistory{},
 		"DriftRecord": wire.DriftRecord{}, "Intervention": wire.Intervention{}, "Fleet": wire.Fleet{},
-		"FleetAgent": wire.FleetAgent{}, "FleetSummary": wire.FleetSummary{}, "SimulateRequest": wire.SimulateRequest{},
-		"Simulation": wire.Simulation{}, "CurvePoint": wire.CurvePoint{},
+		"FleetAgent": wire.FleetAgent{}, "FleetSummary": wire.FleetSummary{}, "FleetPolicyStates": wire.FleetPolicyStates{},
+		"SimulateRequest": wire.SimulateRequest{}, "Simulation": wire.Simulation{}, "CurvePoint": wire.CurvePoint{},
 	}
 	for name, v := range types {
 		t.Run(name, func(t *testing.T) {
@@ -131,5 +132,77 @@ func TestOpenAPITrajectoryOperations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenAPIFleetPolicyStates checks the documented policy states against
+// trajectory's, and that every fleet example labels its agents as the
+// server does: a state only with the optimizer, no strategy or cost for a
+// pending policy, and counts that add up.
+func TestOpenAPIFleetPolicyStates(t *testing.T) {
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Examples map[string]struct {
+						Value wire.Fleet `json:"value"`
+					} `json:"examples"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+		Components struct {
+			Schemas map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIDocument, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	want := []string{string(trajectory.PolicyCurrent), string(trajectory.PolicyStale), string(trajectory.PolicyPending)}
+	if got := doc.Components.Schemas["PolicyState"].Enum; !slices.Equal(got, want) {
+		t.Errorf("PolicyState enum: got %v, want %v", got, want)
+	}
+	examples := doc.Paths["/v1/trajectory/fleet"]["get"].Responses["200"].Content["application/json"].Examples
+	for name, ex := range examples {
+		t.Run(name, func(t *testing.T) {
+			f := ex.Value
+			if (f.PolicyStates != nil) != f.OptimizerEnabled {
+				t.Errorf("policy_states %+v with optimizer_enabled %v: want them only with the optimizer", f.PolicyStates, f.OptimizerEnabled)
+			}
+			var counts wire.FleetPolicyStates
+			for _, a := range f.Agents {
+				if (a.PolicyState != nil) != f.OptimizerEnabled {
+					t.Errorf("%s: policy_state %v with optimizer_enabled %v", a.AgentID, a.PolicyState, f.OptimizerEnabled)
+					continue
+				}
+				pending := a.PolicyState == nil || *a.PolicyState == string(trajectory.PolicyPending)
+				if (a.Strategy == nil) != pending || (a.ExpectedCost == nil) != pending {
+					t.Errorf("%s: strategy %v cost %v in state %v: want both null exactly when pending or off", a.AgentID, a.Strategy, a.ExpectedCost, a.PolicyState)
+				}
+				if a.PolicyState == nil {
+					continue
+				}
+				switch trajectory.PolicyState(*a.PolicyState) {
+				case trajectory.PolicyCurrent:
+					counts.Current++
+				case trajectory.PolicyStale:
+					counts.Stale++
+				case trajectory.PolicyPending:
+					counts.Pending++
+				default:
+					t.Errorf("%s: unknown policy_state %q", a.AgentID, *a.PolicyState)
+				}
+			}
+			if f.PolicyStates != nil && *f.PolicyStates != counts {
+				t.Errorf("policy_states: got %+v, want the agents' %+v", *f.PolicyStates, counts)
+			}
+			if f.Summary.Total != len(f.Agents) {
+				t.Errorf("summary.total: got %d, want %d agents", f.Summary.Total, len(f.Agents))
+			}
+		})
+	}
+	if len(examples) < 3 {
+		t.Errorf("examples: got %d, want every policy state and the optimizer off shown", len(examples))
 	}
 }

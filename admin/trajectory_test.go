@@ -29,7 +29,8 @@ var (
 	policyKeys      = []string{"comparison", "conditions", "confidence", "decision_tree", "expected_cost", "schedule", "strategy"}
 	historyKeys     = []string{"agent_id", "drift", "interventions", "projections"}
 	driftRecordKeys = []string{"action", "confidence", "outcome", "overall", "semantic", "step", "target", "temporal", "timestamp"}
-	fleetKeys       = []string{"agents", "optimizer_enabled", "summary"}
+	fleetKeys       = []string{"agents", "optimizer_enabled", "policy_states", "summary"}
+	fleetAgentKeys  = []string{"agent_id", "expected_cost", "policy_state", "risk_level", "strategy"}
 	simulationKeys  = []string{"agent_id", "curve", "current_drift", "current_velocity", "estimated_total_cost", "horizon",
 		"markers", "optimizer_enabled", "strategy"}
 )
@@ -70,7 +71,8 @@ var pastOfDrifter = []trajectory.Past{
 
 // trajectoryFixture is a real engine (drifter, steady, and "fleet", an
 // agent whose name the fleet route shadows) with a control plane, served
-// with the optimizer off (srv) and on (opt), with an intervention log.
+// with the optimizer off (srv) and on (opt), with an intervention log. opt's
+// fleet view waits as long as it takes for current policies.
 type trajectoryFixture struct {
 	eng   *governor.Engine
 	plane *controlplane.Plane
@@ -100,7 +102,7 @@ func newTrajectoryFixture(t *testing.T) trajectoryFixture {
 		plane: plane,
 		srv:   newServer(t, admin.Options{Governor: eng, Control: plane, Interventions: log}),
 		opt: newServer(t, admin.Options{Governor: eng, Control: plane, Interventions: log,
-			Trajectory: trajectory.NewAnalyzer(trajectory.DefaultConfig(), true)}),
+			Trajectory: trajectory.NewAnalyzer(trajectory.DefaultConfig(), true), FleetBudget: time.Hour}),
 	}
 	act := func(agent, typ, target string) {
 		body := fmt.Sprintf(`{"agent_id": %q, "action": {"type": %q, "target": %q}}`, agent, typ, target)
@@ -368,12 +370,28 @@ func TestTrajectoryFleet(t *testing.T) {
 			body, _ := json.Marshal(raw)
 			wantKeys(t, "fleet", body, withNote(fleetKeys, tc.optimizer))
 			wantKeys(t, "summary", raw["summary"], []string{"critical", "high", "low", "moderate", "total"})
+			var agents []json.RawMessage
+			if err := json.Unmarshal(raw["agents"], &agents); err != nil || len(agents) == 0 {
+				t.Fatalf("agents: got %s, want some", raw["agents"])
+			}
+			wantKeys(t, "agents[0]", agents[0], fleetAgentKeys)
 			var ids []string
 			for _, a := range fl.Agents {
 				ids = append(ids, a.AgentID)
 				if (a.Strategy != nil) != tc.optimizer || (a.ExpectedCost != nil) != tc.optimizer {
 					t.Errorf("%s: strategy %v, expected cost %v; want both set only with the optimizer", a.AgentID, a.Strategy, a.ExpectedCost)
 				}
+				if want := map[bool]string{true: "current"}[tc.optimizer]; (a.PolicyState == nil) == tc.optimizer || (a.PolicyState != nil && *a.PolicyState != want) {
+					t.Errorf("%s: policy_state %v; want current with the optimizer (the budget allows it), null without", a.AgentID, a.PolicyState)
+				}
+			}
+			if tc.optimizer {
+				wantKeys(t, "policy_states", raw["policy_states"], []string{"current", "pending", "stale"})
+				if want := (wire.FleetPolicyStates{Current: 3}); fl.PolicyStates == nil || *fl.PolicyStates != want {
+					t.Errorf("policy_states: got %+v, want %+v", fl.PolicyStates, want)
+				}
+			} else if string(raw["policy_states"]) != "null" {
+				t.Errorf("policy_states: got %s, want null without the optimizer", raw["policy_states"])
 			}
 			if want := []string{"drifter", "fleet", "steady"}; !slices.Equal(ids, want) {
 				t.Errorf("agents: got %v, want %v", ids, want)
@@ -400,14 +418,15 @@ func TestTrajectoryFleet(t *testing.T) {
 }
 
 // TestTrajectoryFleetIsDeterministic compares the fleet view of 40 agents
-// computed on 1 and on 4 goroutines, each with a cold cache.
+// computed on 1 and on 4 goroutines, each with a cold cache and a budget
+// that waits for every policy.
 func TestTrajectoryFleetIsDeterministic(t *testing.T) {
 	eng := fleetEngine(t, 40)
 	cfg := trajectory.DefaultConfig()
 	cfg.Runs = 100
 	view := func(procs int) []byte {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		srv := newServer(t, admin.Options{Governor: eng, Trajectory: trajectory.NewAnalyzer(cfg, true)})
+		srv := newServer(t, admin.Options{Governor: eng, Trajectory: trajectory.NewAnalyzer(cfg, true), FleetBudget: time.Hour})
 		res := call(t, srv, http.MethodGet, "/v1/trajectory/fleet", keyViewer, "")
 		if res.status != http.StatusOK {
 			t.Fatalf("fleet on %d: got %d %s", procs, res.status, res.body)
@@ -424,6 +443,9 @@ func TestTrajectoryFleetIsDeterministic(t *testing.T) {
 	}
 	if fl.Summary.Total != 40 || fl.Summary.Low == 40 {
 		t.Errorf("summary: got %+v, want 40 agents, not all low", fl.Summary)
+	}
+	if fl.PolicyStates == nil || fl.PolicyStates.Current != 40 {
+		t.Errorf("policy_states: got %+v, want all 40 current", fl.PolicyStates)
 	}
 }
 

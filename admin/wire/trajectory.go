@@ -161,20 +161,36 @@ type Intervention struct {
 // Fleet is the body of GET /v1/trajectory/fleet.
 type Fleet struct {
 	// Agents are sorted by agent id.
-	Agents           []FleetAgent `json:"agents"`
-	Summary          FleetSummary `json:"summary"`
-	OptimizerEnabled bool         `json:"optimizer_enabled"`
+	Agents  []FleetAgent `json:"agents"`
+	Summary FleetSummary `json:"summary"`
+	// PolicyStates counts the agents by policy state; null when the
+	// optimizer is off.
+	PolicyStates     *FleetPolicyStates `json:"policy_states"`
+	OptimizerEnabled bool               `json:"optimizer_enabled"`
 	// Note is OptimizerOffNote when the optimizer is off, absent otherwise.
 	Note string `json:"note,omitempty"`
 }
 
 // FleetAgent is one agent of the fleet view. Strategy and ExpectedCost (the
-// policy's expected total) are null when the optimizer is off.
+// policy's expected total) are null when the optimizer is off or the
+// policy is pending. PolicyState is current (computed from the agent's
+// current drift and thresholds), stale (the agent's most recent policy,
+// computed from earlier ones) or pending (none yet); null when the
+// optimizer is off.
 type FleetAgent struct {
 	AgentID      string   `json:"agent_id"`
 	RiskLevel    string   `json:"risk_level"`
 	Strategy     *string  `json:"strategy"`
 	ExpectedCost *float64 `json:"expected_cost"`
+	PolicyState  *string  `json:"policy_state"`
+}
+
+// FleetPolicyStates counts the agents of the fleet view by policy state;
+// their sum is the summary's total.
+type FleetPolicyStates struct {
+	Current int `json:"current"`
+	Stale   int `json:"stale"`
+	Pending int `json:"pending"`
 }
 
 // FleetSummary counts the agents by risk level.
@@ -281,11 +297,15 @@ func NewTrajectoryHistory(agentID string, history []governor.DriftPoint, t traje
 }
 
 // NewFleet converts the analyses of a fleet: one line per agent, sorted by
-// agent id, and the count per risk level. optimizer says whether the
-// optimizer is on.
+// agent id, and the counts per risk level and, with the optimizer on, per
+// policy state. optimizer says whether the optimizer is on. An analysis
+// without a PolicyState (built by hand, not by the Analyzer) counts as
+// current with a policy and pending without.
 func NewFleet(as []trajectory.Analysis, optimizer bool) Fleet {
 	out := Fleet{Agents: make([]FleetAgent, len(as)), OptimizerEnabled: optimizer}
-	if !optimizer {
+	if optimizer {
+		out.PolicyStates = &FleetPolicyStates{}
+	} else {
 		out.Note = OptimizerOffNote
 	}
 	for i, a := range as {
@@ -293,6 +313,18 @@ func NewFleet(as []trajectory.Analysis, optimizer bool) Fleet {
 		if a.Policy != nil {
 			s, c := string(a.Policy.Strategy), finite(a.Policy.Expected.Total)
 			fa.Strategy, fa.ExpectedCost = &s, &c
+		}
+		if optimizer {
+			st := policyState(a)
+			fa.PolicyState = &st
+			switch trajectory.PolicyState(st) {
+			case trajectory.PolicyCurrent:
+				out.PolicyStates.Current++
+			case trajectory.PolicyStale:
+				out.PolicyStates.Stale++
+			default:
+				out.PolicyStates.Pending++
+			}
 		}
 		out.Agents[i] = fa
 		switch a.Trajectory.Risk {
@@ -309,6 +341,18 @@ func NewFleet(as []trajectory.Analysis, optimizer bool) Fleet {
 	out.Summary.Total = len(as)
 	slices.SortStableFunc(out.Agents, func(x, y FleetAgent) int { return cmp.Compare(x.AgentID, y.AgentID) })
 	return out
+}
+
+// policyState is the analysis's policy state, current or pending (by its
+// policy) when it has none.
+func policyState(a trajectory.Analysis) string {
+	switch {
+	case a.PolicyState != "":
+		return string(a.PolicyState)
+	case a.Policy != nil:
+		return string(trajectory.PolicyCurrent)
+	}
+	return string(trajectory.PolicyPending)
 }
 
 // NewSimulation converts a simulation of the agent; optimizer says whether

@@ -18,6 +18,7 @@ var thresholds = governor.Thresholds{Low: 0.1, Moderate: 0.2, High: 0.4, Critica
 func TestTrajectoryConversionsNeverNull(t *testing.T) {
 	empty := trajectory.NewAnalyzer(trajectory.DefaultConfig(), false).Analyze("a1", nil, thresholds, nil)
 	withPolicy := trajectory.NewAnalyzer(trajectory.DefaultConfig(), true).Analyze("a1", nil, thresholds, nil)
+	pending, _ := trajectory.NewAnalyzer(trajectory.DefaultConfig(), true).Cached("a1", nil, thresholds, nil)
 	tests := []struct {
 		name     string
 		v        any
@@ -26,8 +27,12 @@ func TestTrajectoryConversionsNeverNull(t *testing.T) {
 		{"trajectory without optimizer", wire.NewTrajectory(empty, false), []string{`"policy":null`}},
 		{"trajectory with a policy", wire.NewTrajectory(withPolicy, true), nil},
 		{"history", wire.NewTrajectoryHistory("a1", nil, empty.Trajectory, nil), nil},
-		{"fleet", wire.NewFleet(nil, false), nil},
-		{"fleet agent without optimizer", wire.NewFleet([]trajectory.Analysis{empty}, false), []string{`"strategy":null`, `"expected_cost":null`}},
+		{"fleet", wire.NewFleet(nil, false), []string{`"policy_states":null`}},
+		{"fleet with the optimizer", wire.NewFleet(nil, true), nil},
+		{"fleet agent without optimizer", wire.NewFleet([]trajectory.Analysis{empty}, false),
+			[]string{`"strategy":null`, `"expected_cost":null`, `"policy_state":null`, `"policy_states":null`}},
+		{"fleet agent with a policy", wire.NewFleet([]trajectory.Analysis{withPolicy}, true), nil},
+		{"fleet agent pending", wire.NewFleet([]trajectory.Analysis{pending}, true), []string{`"strategy":null`, `"expected_cost":null`}},
 		{"simulation without optimizer", wire.NewSimulation("a1", trajectory.Simulation{}, false), []string{`"estimated_total_cost":null`}},
 	}
 	for _, tt := range tests {
@@ -81,16 +86,23 @@ func TestTrajectoryConversionsAreFinite(t *testing.T) {
 }
 
 func TestNewFleet(t *testing.T) {
-	at := func(id string, r trajectory.RiskLevel, p *trajectory.Policy) trajectory.Analysis {
-		return trajectory.Analysis{AgentID: id, Trajectory: trajectory.Trajectory{Risk: r}, Policy: p}
+	at := func(id string, r trajectory.RiskLevel, p *trajectory.Policy, st trajectory.PolicyState) trajectory.Analysis {
+		return trajectory.Analysis{AgentID: id, Trajectory: trajectory.Trajectory{Risk: r}, Policy: p, PolicyState: st}
 	}
 	p := &trajectory.Policy{Strategy: trajectory.Graduated, Expected: trajectory.Cost{Intervention: 1, Violation: 2, Total: 3}}
 	f := wire.NewFleet([]trajectory.Analysis{
-		at("c", trajectory.RiskCritical, p), at("a", trajectory.RiskLow, p), at("b", trajectory.RiskHigh, p), at("d", trajectory.RiskHigh, p),
+		at("c", trajectory.RiskCritical, p, trajectory.PolicyStale), at("a", trajectory.RiskLow, p, trajectory.PolicyCurrent),
+		at("b", trajectory.RiskHigh, p, trajectory.PolicyCurrent), at("d", trajectory.RiskHigh, nil, trajectory.PolicyPending),
 	}, true)
 	var ids []string
 	for _, a := range f.Agents {
 		ids = append(ids, a.AgentID)
+		if a.AgentID == "d" {
+			if a.Strategy != nil || a.ExpectedCost != nil || a.PolicyState == nil || *a.PolicyState != "pending" {
+				t.Errorf("d: got strategy %v cost %v state %v, want null, null and pending", a.Strategy, a.ExpectedCost, a.PolicyState)
+			}
+			continue
+		}
 		if a.Strategy == nil || *a.Strategy != "graduated" || a.ExpectedCost == nil || *a.ExpectedCost != 3 {
 			t.Errorf("%s: got strategy %v cost %v, want graduated at the total 3", a.AgentID, a.Strategy, a.ExpectedCost)
 		}
@@ -101,8 +113,43 @@ func TestNewFleet(t *testing.T) {
 	if want := (wire.FleetSummary{Total: 4, Low: 1, High: 2, Critical: 1}); f.Summary != want {
 		t.Errorf("summary: got %+v, want %+v", f.Summary, want)
 	}
+	if want := (wire.FleetPolicyStates{Current: 2, Stale: 1, Pending: 1}); f.PolicyStates == nil || *f.PolicyStates != want {
+		t.Errorf("policy_states: got %+v, want %+v", f.PolicyStates, want)
+	}
 	if !f.OptimizerEnabled || f.Note != "" {
 		t.Errorf("optimizer_enabled %v, note %q: want true and none", f.OptimizerEnabled, f.Note)
+	}
+}
+
+func TestNewFleetPolicyState(t *testing.T) {
+	p := &trajectory.Policy{Strategy: trajectory.NoOp}
+	cases := []struct {
+		name      string
+		a         trajectory.Analysis
+		optimizer bool
+		want      string // "" for null
+	}{
+		{"current", trajectory.Analysis{Policy: p, PolicyState: trajectory.PolicyCurrent}, true, "current"},
+		{"stale", trajectory.Analysis{Policy: p, PolicyState: trajectory.PolicyStale}, true, "stale"},
+		{"pending", trajectory.Analysis{PolicyState: trajectory.PolicyPending}, true, "pending"},
+		{"unlabelled with a policy", trajectory.Analysis{Policy: p}, true, "current"},
+		{"unlabelled without a policy", trajectory.Analysis{}, true, "pending"},
+		{"optimizer off", trajectory.Analysis{}, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := wire.NewFleet([]trajectory.Analysis{tc.a}, tc.optimizer)
+			got := f.Agents[0].PolicyState
+			if (got == nil) != (tc.want == "") || (got != nil && *got != tc.want) {
+				t.Errorf("policy_state: got %v, want %q", got, tc.want)
+			}
+			if (f.PolicyStates == nil) == tc.optimizer {
+				t.Errorf("policy_states: got %+v, want them only with the optimizer", f.PolicyStates)
+			}
+			if ps := f.PolicyStates; ps != nil && ps.Current+ps.Stale+ps.Pending != 1 {
+				t.Errorf("policy_states: got %+v, want one agent", *ps)
+			}
+		})
 	}
 }
 

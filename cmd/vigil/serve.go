@@ -154,6 +154,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		Control:       plane,
 		Approvals:     approvals,
 		Trajectory:    analyzer,
+		FleetBudget:   admin.DefaultFleetBudget,
 		Interventions: iv,
 		Logger:        log,
 	})

@@ -31,6 +31,7 @@ about it, from a running server (/v1/trajectory), and simulate a strategy.
                             then the projection and the past interventions
   fleet                     every agent, one line each:
                             AGENT  RISK  STRATEGY  EXPECTED_COST
+                            POLICY_STATE
                             then the number of agents per risk level
   simulate AGENT --strategy S --horizon N
                             run strategy S over N observations from the
@@ -57,6 +58,13 @@ markers are on the agent's own axis; a policy's schedule and a simulated
 curve count from now (+0 is now). With the optimizer off
 (runtime.enable_optimizer: false) there are no policies or costs: show and
 simulate say so ("none: ..."), fleet prints "-" and a note.
+
+The fleet view answers at once with the policies the server has: each is
+current (from the agent's current drift and thresholds), stale (the
+agent's last policy, from earlier drift: its strategy and cost are shown)
+or pending (none yet: "-"). The server recomputes the others in the
+background, and fleet says how many there are in a note; show AGENT always
+computes the agent's current policy.
 
 Exit status: 0 success, 1 an error from or reaching the server (e.g. 404
 for an unknown agent, 403 for simulate with a viewer key), 2 a usage error.
@@ -280,25 +288,33 @@ func writeTrajectoryHistory(w io.Writer, h wire.TrajectoryHistory) error {
 	return tw.Flush()
 }
 
-// writeFleet prints one line per agent, then the count per risk level.
+// writeFleet prints one line per agent, then the count per risk level and
+// a note when some policies are stale or pending.
 func writeFleet(w io.Writer, f wire.Fleet) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tRISK\tSTRATEGY\tEXPECTED_COST")
+	fmt.Fprintln(tw, "AGENT\tRISK\tSTRATEGY\tEXPECTED_COST\tPOLICY_STATE")
 	for _, a := range f.Agents {
-		strategy, cost := "-", "-"
+		strategy, cost, state := "-", "-", "-"
 		if a.Strategy != nil {
 			strategy = cell(*a.Strategy)
 		}
 		if a.ExpectedCost != nil {
 			cost = money(*a.ExpectedCost)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", cell(a.AgentID), cell(a.RiskLevel), strategy, cost)
+		if a.PolicyState != nil {
+			state = cell(*a.PolicyState)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(a.AgentID), cell(a.RiskLevel), strategy, cost, state)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	s := f.Summary
 	fmt.Fprintf(w, "\n%d agents: %d low, %d moderate, %d high, %d critical\n", s.Total, s.Low, s.Moderate, s.High, s.Critical)
+	if ps := f.PolicyStates; ps != nil && ps.Stale+ps.Pending > 0 {
+		fmt.Fprintf(w, "note: %d stale (from earlier drift) and %d pending (not computed yet) of %d policies are being recomputed: "+
+			"run fleet again for them, or show AGENT for one agent's current policy\n", ps.Stale, ps.Pending, ps.Current+ps.Stale+ps.Pending)
+	}
 	if f.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", f.Note)
 	}

@@ -17,7 +17,8 @@ import (
 
 // trajectoryFixture is a real admin server over a real engine in which
 // "drifter" read 40 times, then deleted 20 times (its drift rises) and
-// "calm" only read; url serves with the optimizer off, optURL with it on.
+// "calm" only read; url serves with the optimizer off, optURL with it on
+// (its fleet view waits as long as it takes for current policies).
 type trajectoryFixture struct {
 	url, optURL string
 	eng         *governor.Engine
@@ -55,7 +56,7 @@ func newTrajectoryFixture(t *testing.T) trajectoryFixture {
 		}
 	}
 	serveWith := func(optimizer bool) string {
-		s, err := admin.New(admin.Options{Governor: eng, Trajectory: trajectory.NewAnalyzer(trajectory.DefaultConfig(), optimizer),
+		s, err := admin.New(admin.Options{Governor: eng, Trajectory: trajectory.NewAnalyzer(trajectory.DefaultConfig(), optimizer), FleetBudget: time.Hour,
 			Keys: []admin.Key{
 				{Key: ctlOperatorKey, Principal: "cli-operator", Role: admin.RoleOperator},
 				{Key: ctlViewerKey, Principal: "cli-viewer", Role: admin.RoleViewer},
@@ -181,7 +182,7 @@ func TestTrajectoryHistoryAndFleet(t *testing.T) {
 			}
 			table, rest, _ := strings.Cut(out, "\n\n")
 			lines := strings.Split(table, "\n")
-			if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "AGENT RISK STRATEGY EXPECTED_COST" {
+			if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "AGENT RISK STRATEGY EXPECTED_COST POLICY_STATE" {
 				t.Fatalf("fleet: got %q, want a header and 2 agents", table)
 			}
 			calm, drifter := strings.Fields(lines[1]), strings.Fields(lines[2])
@@ -191,8 +192,56 @@ func TestTrajectoryHistoryAndFleet(t *testing.T) {
 			if got := drifter[2] == "-" && drifter[3] == "-"; got == tc.optimizer {
 				t.Errorf("drifter: got strategy %s cost %s; want them only with the optimizer", drifter[2], drifter[3])
 			}
+			if want := map[bool]string{false: "-", true: "current"}[tc.optimizer]; drifter[4] != want || calm[4] != want {
+				t.Errorf("policy states: got %s and %s, want %s", calm[4], drifter[4], want)
+			}
 			if !strings.HasPrefix(rest, "2 agents: 1 low, ") || strings.Contains(rest, "note: ") == tc.optimizer {
 				t.Errorf("summary: got %q", rest)
+			}
+		})
+	}
+}
+
+func TestWriteFleetPolicyStates(t *testing.T) {
+	str := func(s string) *string { return &s }
+	cost := func(x float64) *float64 { return &x }
+	summary := wire.FleetSummary{Total: 3, Low: 1, Moderate: 1, High: 1}
+	agents := []wire.FleetAgent{
+		{AgentID: "a1", RiskLevel: "low", Strategy: str("no_op"), ExpectedCost: cost(0), PolicyState: str("current")},
+		{AgentID: "a2", RiskLevel: "moderate", Strategy: str("graduated"), ExpectedCost: cost(31.7), PolicyState: str("stale")},
+		{AgentID: "a3", RiskLevel: "high", PolicyState: str("pending")},
+	}
+	cases := []struct {
+		name string
+		f    wire.Fleet
+		want string
+	}{
+		{"stale and pending", wire.Fleet{Agents: agents, Summary: summary, PolicyStates: &wire.FleetPolicyStates{Current: 1, Stale: 1, Pending: 1}, OptimizerEnabled: true},
+			"AGENT  RISK      STRATEGY   EXPECTED_COST  POLICY_STATE\n" +
+				"a1     low       no_op      0.00           current\n" +
+				"a2     moderate  graduated  31.70          stale\n" +
+				"a3     high      -          -              pending\n" +
+				"\n3 agents: 1 low, 1 moderate, 1 high, 0 critical\n" +
+				"note: 1 stale (from earlier drift) and 1 pending (not computed yet) of 3 policies are being recomputed: " +
+				"run fleet again for them, or show AGENT for one agent's current policy\n"},
+		{"all current", wire.Fleet{Agents: agents[:1], Summary: wire.FleetSummary{Total: 1, Low: 1}, PolicyStates: &wire.FleetPolicyStates{Current: 1}, OptimizerEnabled: true},
+			"AGENT  RISK  STRATEGY  EXPECTED_COST  POLICY_STATE\n" +
+				"a1     low   no_op     0.00           current\n" +
+				"\n1 agents: 1 low, 0 moderate, 0 high, 0 critical\n"},
+		{"optimizer off", wire.Fleet{Agents: []wire.FleetAgent{{AgentID: "a1", RiskLevel: "low"}}, Summary: wire.FleetSummary{Total: 1, Low: 1}, Note: wire.OptimizerOffNote},
+			"AGENT  RISK  STRATEGY  EXPECTED_COST  POLICY_STATE\n" +
+				"a1     low   -         -              -\n" +
+				"\n1 agents: 1 low, 0 moderate, 0 high, 0 critical\n" +
+				"note: " + wire.OptimizerOffNote + "\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			if err := writeFleet(&out, tc.f); err != nil {
+				t.Fatalf("writeFleet: %v", err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", out.String(), tc.want)
 			}
 		})
 	}

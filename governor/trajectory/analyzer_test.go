@@ -57,7 +57,7 @@ func TestAnalyzeIsProjectOptimizeRecommend(t *testing.T) {
 				want := Analysis{AgentID: "a1", Trajectory: tr}
 				if optimizer {
 					p := Optimize(tr, cfg.Horizon, cfg)
-					want.Policy = &p
+					want.Policy, want.PolicyState = &p, PolicyCurrent
 				}
 				want.Recommendation = Recommend(tr, want.Policy)
 				if !reflect.DeepEqual(got, want) {

@@ -14,10 +14,15 @@
 // Policy (with its Schedule of Steps, Conditions, Outcomes and Comparison) is
 // what to do about it; Simulation is one strategy's what-if; Config and Costs
 // set the constants; Intervention, Strategy and RiskLevel are the enums;
-// Past is an intervention that already happened. Analyzer (and its Analysis)
-// is the one stateful noun: it caches each agent's policy by the values
-// Optimize reads, so a fleet view or a periodic check re-optimizes only the
-// agents whose drift changed; it is safe for concurrent use and bounded.
+// Past is an intervention that already happened. Analyzer (and its Analysis,
+// with its PolicyState) is the one stateful noun: it caches each agent's
+// policy by the values Optimize reads, so a fleet view or a periodic check
+// re-optimizes only the agents whose drift changed; it is safe for
+// concurrent use and bounded. Analyze always returns the current policy
+// (optimizing if it must); Cached never optimizes nor waits, and returns the
+// current policy, the agent's last one labelled stale, or none labelled
+// pending, for a view that must answer at once and refresh in the
+// background.
 //
 // # Invariants
 //
@@ -32,6 +37,12 @@
 //   - Project, Optimize and Simulate never fail: a Config field that Validate
 //     rejects is replaced by its default, and horizon < 1 means
 //     Config.Horizon.
+//   - With the optimizer on, Analyze's PolicyState is PolicyCurrent, and
+//     Cached's is current only when its Analysis equals Analyze's for the
+//     same inputs; a stale policy is the one of the agent's latest inputs
+//     (by when their optimization started) whose optimization completed.
+//     Cached never calls Optimize. With the optimizer off PolicyState is
+//     empty.
 //
 // # Choices where GOVERNOR.md is silent
 //
