@@ -162,14 +162,21 @@ func openSpool(t *testing.T, dir string) *ledger.Spool {
 	return sp
 }
 
-func newOutageLedger(t *testing.T) (*ledger.Ledger, *outageStore, *ledger.Spool) {
+// newOutageStore returns an outageStore on a new FileStore, closed when t
+// ends.
+func newOutageStore(t *testing.T) *outageStore {
 	t.Helper()
 	fs, err := ledger.OpenFileStore(t.TempDir(), ledger.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fs.Close() })
-	st := &outageStore{Store: fs}
+	return &outageStore{Store: fs}
+}
+
+func newOutageLedger(t *testing.T) (*ledger.Ledger, *outageStore, *ledger.Spool) {
+	t.Helper()
+	st := newOutageStore(t)
 	sp := openSpool(t, t.TempDir())
 	l := ledger.NewWithOptions(st, ledger.Options{Spool: sp, RetryEvery: 20 * time.Millisecond})
 	t.Cleanup(func() { l.Close(); sp.Close() })
@@ -226,12 +233,7 @@ func TestSpoolOutages(t *testing.T) {
 // store would take, until they are replayed: its chain keeps the order of
 // its decisions. Another agent is not held up.
 func TestSpoolKeepsAnAgentsOrder(t *testing.T) {
-	fs, err := ledger.OpenFileStore(t.TempDir(), ledger.FileOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fs.Close()
-	st := &outageStore{Store: fs}
+	st := newOutageStore(t)
 	sp := openSpool(t, t.TempDir())
 	defer sp.Close()
 	l := ledger.NewWithOptions(st, ledger.Options{Spool: sp, RetryEvery: time.Hour})
@@ -270,12 +272,7 @@ func TestSpoolSurvivesRestart(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fs, err := ledger.OpenFileStore(t.TempDir(), ledger.FileOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fs.Close()
-			st := &outageStore{Store: fs}
+			st := newOutageStore(t)
 			dir := t.TempDir()
 			sp := openSpool(t, dir)
 			l := ledger.NewWithOptions(st, ledger.Options{Spool: sp, RetryEvery: time.Hour})
