@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/sony/gobreaker/v2"
 )
 
 // RedisOptions configures a RedisStore. The zero value is usable: every
@@ -268,7 +267,7 @@ func (s *RedisStore) appendBatch(ctx context.Context, agentID string, a *redisAg
 			written, moved, err = s.runAppend(ctx, a.keys, a.head, recs)
 			return err
 		})
-		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, gobreaker.ErrOpenState) && !errors.Is(err, gobreaker.ErrTooManyRequests) {
+		if err != nil && !errors.Is(err, ErrCorrupt) && !refused(err) {
 			// The outcome is unknown (the reply may be what was lost):
 			// the head tells whether the batch was written.
 			var h Head

@@ -93,12 +93,18 @@ func (s *RedisStore) call(ctx context.Context, fn func(context.Context) error) e
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
+	case refused(err):
 		return fmt.Errorf("%w: redis circuit open: %w", ErrUnavailable, err)
 	case unreachable(err):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err
+}
+
+// refused reports whether err is the breaker refusing a call it did not run
+// (open, or half-open with its probe under way): nothing reached Redis.
+func refused(err error) bool {
+	return errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
 }
 
 // Healthy reports whether the store's circuit breaker is closed: Redis

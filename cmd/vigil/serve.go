@@ -77,11 +77,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}()
 	var led *ledger.Ledger
 	if st.ledger != nil {
+		if st.spool != nil {
+			// Read before the replayer starts, which may drain it at once.
+			if n := st.spool.Pending(); n > 0 {
+				log.Warn("ledger: entries from an earlier run wait in the local spool; they are replayed into Redis", "entries", n)
+			}
+		}
 		led = ledger.NewWithOptions(st.ledger, ledger.Options{Spool: st.spool, Logger: log})
 		defer led.Close() // stops the spool's replayer before the stores close
-		if n := led.Spooled(); n > 0 {
-			log.Warn("ledger: entries from an earlier run wait in the local spool; they are replayed into Redis", "entries", n)
-		}
 		if fs, ok := st.ledger.(*ledger.FileStore); ok {
 			r := fs.Recovery()
 			log.Info("ledger opened", "records", r.Records, "torn_tail_bytes_cut", r.TruncatedBytes,
