@@ -7,7 +7,8 @@ import (
 )
 
 // BenchmarkEntryBuild: the CPU cost of turning a decision into a sealed
-// record (assemble, encode, canonicalize, splice, hash), without a store.
+// record (assemble, encode, canonicalize, splice, hash), without a store,
+// with the scratch buffers Ledger.Append uses for the file store.
 func BenchmarkEntryBuild(b *testing.B) {
 	e, err := governor.New(governor.DefaultConfig())
 	if err != nil {
@@ -25,12 +26,15 @@ func BenchmarkEntryBuild(b *testing.B) {
 	bufs := &encodeBufs{}
 	var enc canonEncoder
 	for b.Loop() {
-		t, err := newTemplate(&enc, assemble(d, func(string) int64 { return 0 }), bufs)
+		assembleInto(&bufs.entry, d, func(string) int64 { return 0 })
+		t, err := newTemplate(&enc, &bufs.entry, bufs)
 		if err != nil {
 			b.Fatal(err)
 		}
+		t.into = &bufs.sealed
 		if _, err := t.seal(Head{Sequence: 41, Hash: ZeroHash}); err != nil {
 			b.Fatal(err)
 		}
+		bufs.entry.release()
 	}
 }

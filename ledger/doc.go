@@ -32,6 +32,10 @@
 // (splicing in the two values and hashing), so a store shared by several
 // writers can rebuild an entry on a moved head without re-encoding it.
 //
+// Append returns the record without its Body: with the file store, every
+// entry is sealed into one reused buffer, which the store copies into its
+// write before Append returns (Get reads an entry back).
+//
 // Causal links name earlier entries by sequence; a link whose decision is not
 // in the ledger (a dry run, or an entry of another process not seen here)
 // has sequence 0.

@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -123,7 +124,15 @@ type stepOut struct {
 // which sealing fills in). resolve maps an action id of the agent to its
 // sequence (0 when unknown).
 func assemble(d *governor.Decision, resolve func(actionID string) int64) *entryOut {
-	e := &entryOut{
+	e := &entryOut{}
+	assembleInto(e, d, resolve)
+	return e
+}
+
+// assembleInto is assemble into e, reusing the capacity of its pipeline and
+// causal links (an append's scratch entry; release clears it after use).
+func assembleInto(e *entryOut, d *governor.Decision, resolve func(actionID string) int64) {
+	*e = entryOut{
 		AgentID:   d.AgentID,
 		Timestamp: d.Timestamp.UTC().Format(TimeFormat),
 		ActionID:  d.ActionID,
@@ -140,8 +149,8 @@ func assemble(d *governor.Decision, resolve func(actionID string) int64) *entryO
 		CrossDimensional:       d.CrossDimensional,
 		ContextualModification: d.Contextual,
 		Directives:             nonNil(d.Directives),
-		CausalLinks:            make([]CausalLink, 0, len(d.CausalLinks)),
-		Pipeline:               make([]stepOut, 0, len(d.Pipeline)),
+		CausalLinks:            slices.Grow(e.CausalLinks[:0], len(d.CausalLinks)),
+		Pipeline:               slices.Grow(e.Pipeline[:0], len(d.Pipeline)),
 	}
 	if e.Action.Source == "" {
 		e.Action.Source = "api"
@@ -163,7 +172,15 @@ func assemble(d *governor.Decision, resolve func(actionID string) int64) *entryO
 		e.Pipeline = append(e.Pipeline, stepOut{Step: s.Name, InputState: s.Input, OutputState: s.Output,
 			DecidedVerdict: s.Decided, DurationUS: s.Duration.Microseconds()})
 	}
-	return e
+}
+
+// release clears e, keeping the capacity of its slices, so that a pooled
+// scratch entry does not keep a decision alive.
+func (e *entryOut) release() {
+	links, steps := e.CausalLinks, e.Pipeline
+	clear(links[:cap(links)])
+	clear(steps[:cap(steps)])
+	*e = entryOut{CausalLinks: links[:0], Pipeline: steps[:0]}
 }
 
 // newEntry returns the decoded Entry of a decision, as a reader would see it
@@ -188,14 +205,34 @@ const maxSafeInteger = 1 << 53
 // into decimal strings, so that the hashed content says exactly what was
 // sent (API.md: such integers are strings in hashed content).
 func safeNumbers(p map[string]any) map[string]any {
-	if p == nil {
-		return nil
+	if p == nil || !needsSafe(p) {
+		return p // nothing to change: the entry may refer to the decision's own map
 	}
 	out := make(map[string]any, len(p))
 	for k, v := range p {
 		out[k] = safeValue(v)
 	}
 	return out
+}
+
+// needsSafe reports whether safeValue would change anything in v.
+func needsSafe(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, y := range x {
+			if needsSafe(y) {
+				return true
+			}
+		}
+		return false
+	case []any:
+		return slices.ContainsFunc(x, needsSafe)
+	case json.Number, int, uint, int64, uint64:
+		return true // rare in decoded parameters; safeValue decides
+	case float64:
+		return math.IsNaN(x) || math.IsInf(x, 0)
+	}
+	return false
 }
 
 func safeValue(v any) any {
@@ -222,6 +259,10 @@ func safeValue(v any) any {
 			return f
 		}
 		return x.String()
+	case int:
+		return safeValue(int64(x))
+	case uint:
+		return safeValue(uint64(x))
 	case int64:
 		if x > maxSafeInteger || x < -maxSafeInteger {
 			return strconv.FormatInt(x, 10)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -56,28 +57,42 @@ func NewWithOptions(store Store, o Options) *Ledger {
 func (l *Ledger) Store() Store { return l.store }
 
 // Append records a decision as the next entry of its agent's chain and
-// returns the stored record. It returns only once the entry is as durable as
-// the store promises: the caller may then act on the decision.
+// returns the stored record without its Body (Get reads the entry back).
+// It returns only once the entry is as durable as the store promises: the
+// caller may then act on the decision.
 func (l *Ledger) Append(ctx context.Context, d *governor.Decision) (*Record, error) {
-	e := assemble(d, func(actionID string) int64 { return l.resolve(ctx, d.AgentID, actionID) })
 	bufs, _ := l.bufs.Get().(*encodeBufs)
 	if bufs == nil {
 		bufs = &encodeBufs{}
 	}
 	defer l.bufs.Put(bufs)
-	t, err := newTemplate(&l.enc, e, bufs)
+	defer bufs.entry.release()
+	assembleInto(&bufs.entry, d, func(actionID string) int64 { return l.resolve(ctx, d.AgentID, actionID) })
+	t, err := newTemplate(&l.enc, &bufs.entry, bufs)
 	if err != nil {
 		return nil, err
 	}
 	if l.spool != nil {
 		return l.appendSpooling(ctx, t)
 	}
+	if _, ok := l.store.(bodyBorrower); ok {
+		t.into = &bufs.sealed // the store is done with the body when Append returns
+	}
 	rec, err := l.store.Append(ctx, d.AgentID, t.seal)
 	if err != nil {
 		return nil, err
 	}
 	l.remember(d.AgentID, d.ActionID, rec.Sequence)
-	return rec, nil
+	out := *rec
+	out.Body = nil
+	return &out, nil
+}
+
+// bodyBorrower is a store of this package that reads a record's Body only
+// until its Append returns (it copies what it keeps), so the ledger may seal
+// every entry into the same buffer. Other stores get a body of their own.
+type bodyBorrower interface {
+	borrowsBody()
 }
 
 func (l *Ledger) remember(agentID, actionID string, seq int64) {
@@ -118,15 +133,20 @@ func (l *Ledger) resolve(ctx context.Context, agentID, actionID string) int64 {
 type template struct {
 	agentID, verdict, actionID string
 	body                       []byte
-	prevStart, prevEnd         int // the quoted prev_hash value
-	seqStart, seqEnd           int // the sequence value
+	into                       *[]byte // nil: seal allocates the record's body
+	prevStart, prevEnd         int     // the quoted prev_hash value
+	seqStart, seqEnd           int     // the sequence value
 }
 
 // encodeBufs are the scratch buffers of one append; the template's body
-// lives in canon until the append returns (seal copies it).
+// lives in canon until the append returns (seal copies it), and so does the
+// sealed body when the store borrows it.
 type encodeBufs struct {
-	canon []byte
-	enc   canonState
+	canon  []byte
+	enc    canonState
+	entry  entryOut
+	tmpl   template
+	sealed []byte
 }
 
 // newTemplate writes the canonical body of e with enc: exactly
@@ -138,7 +158,8 @@ func newTemplate(enc *canonEncoder, e *entryOut, bufs *encodeBufs) (*template, e
 		return nil, fmt.Errorf("ledger: encoding the entry: %w", err)
 	}
 	bufs.canon = body
-	t := &template{agentID: e.AgentID, verdict: e.Verdict.Decision, actionID: e.ActionID, body: body}
+	t := &bufs.tmpl
+	*t = template{agentID: e.AgentID, verdict: e.Verdict.Decision, actionID: e.ActionID, body: body}
 	// The encoder knows where it wrote the two values of a struct.
 	var ok1, ok2 bool
 	t.prevStart, t.prevEnd, ok1 = bufs.enc.member("prev_hash")
@@ -156,7 +177,13 @@ func newTemplate(enc *canonEncoder, e *entryOut, bufs *encodeBufs) (*template, e
 // seal builds the record that follows head.
 func (t *template) seal(head Head) (*Record, error) {
 	seq := head.Sequence + 1
-	b := make([]byte, 0, len(t.body)+64+20)
+	var b []byte
+	if t.into != nil {
+		b = slices.Grow((*t.into)[:0], len(t.body)+64+20)
+		defer func() { *t.into = b }()
+	} else {
+		b = make([]byte, 0, len(t.body)+64+20)
+	}
 	b = append(b, t.body[:t.prevStart]...)
 	b = append(b, '"')
 	b = append(b, head.Hash...)

@@ -319,13 +319,37 @@ func TestLargeIntegersAreRecordedAsStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := l.Append(context.Background(), d)
+	appended, err := l.Append(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if appended.Body != nil {
+		t.Errorf("Append returned a body (%d bytes); its buffer is the ledger's", len(appended.Body))
+	}
+	rec, err := l.Get(context.Background(), "bot", appended.Sequence)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"big":"12345678901234567890"`, `"edge":"9007199254740993"`, `"safe":9007199254740992`, `"small":42`, `"f":1.5`} {
 		if !bytes.Contains(rec.Body, []byte(want)) {
 			t.Errorf("body lacks %s: %s", want, rec.Body[:200])
+		}
+	}
+	// Go integers from an embedding program: the same rule.
+	d, err = e.Evaluate(governor.Request{AgentID: "bot", Action: governor.Action{Type: "create", Target: "x",
+		Parameters: map[string]any{"int": 1 << 60, "uint": uint(1) << 60, "in": map[string]any{"i64": int64(-1) << 55}, "list": []any{int32(7), 3}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if appended, err = l.Append(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = l.Get(context.Background(), "bot", appended.Sequence); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"int":"1152921504606846976"`, `"uint":"1152921504606846976"`, `"i64":"-36028797018963968"`, `"list":[7,3]`} {
+		if !bytes.Contains(rec.Body, []byte(want)) {
+			t.Errorf("body lacks %s: %s", want, rec.Body)
 		}
 	}
 }
