@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,10 @@ type FileOptions struct {
 	FlushInterval time.Duration
 	// MaxBatch bounds the entries written by one write and fsync (1024).
 	MaxBatch int
+	// Preallocate is how many bytes of zeroed, synced space the store keeps
+	// beyond the log's last record, so that a flush need not commit a new
+	// file size (0: 4 MiB; negative: none, the file grows with each write).
+	Preallocate int64
 }
 
 func (o *FileOptions) normalize() error {
@@ -51,6 +56,12 @@ func (o *FileOptions) normalize() error {
 	}
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 1024
+	}
+	switch {
+	case o.Preallocate == 0:
+		o.Preallocate = 4 << 20
+	case o.Preallocate < 0:
+		o.Preallocate = 0
 	}
 	return nil
 }
@@ -81,6 +92,8 @@ type FileStore struct {
 	failed error
 
 	queue   chan *writeReq
+	end     atomic.Int64  // where the committer writes next: the log's records end there
+	pre     prealloc      // zeroed space after end
 	stopped chan struct{} // closed when the committer has written everything
 	flushMu sync.Mutex    // process mode: guards dirty
 	dirty   bool
@@ -142,28 +155,46 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 	}
 	s := &FileStore{opts: opts, f: f, chains: map[string]*chain{},
 		queue: make(chan *writeReq, 4*opts.MaxBatch), stopped: make(chan struct{}), flushed: make(chan struct{})}
-	end, err := s.load()
+	end, size, err := s.load()
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	if _, err := f.Seek(end, io.SeekStart); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("ledger: %w", err)
-	}
+	s.end.Store(end)
 	go s.commit(end)
+	if s.pre.ahead = opts.Preallocate; s.pre.ahead > 0 {
+		s.startPrealloc(size)
+	}
 	if opts.Durability == DurabilityProcess {
 		go s.flusher()
 	}
 	return s, nil
 }
 
+// borrowsBody marks FileStore as a bodyBorrower: the committer copies a
+// record's body into its write buffer before the record's Append returns,
+// and reads it back from the log afterwards.
+func (s *FileStore) borrowsBody() {}
+
 // Recovery reports what opening the store found.
 func (s *FileStore) Recovery() Recovery { return s.recovery }
 
 // load reads the log, rebuilds the index, cuts a torn tail and checks every
-// chain's links and head. It returns the offset where appends continue.
-func (s *FileStore) load() (int64, error) {
+// chain's links and head. It returns the offset where appends continue and
+// the file's length (longer when zeroed space follows the records).
+func (s *FileStore) load() (end, length int64, err error) {
+	end, err = s.loadRecords()
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("ledger: %w", err)
+	}
+	return end, st.Size(), nil
+}
+
+func (s *FileStore) loadRecords() (int64, error) {
 	st, err := s.f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("ledger: %w", err)
@@ -189,6 +220,13 @@ func (s *FileStore) load() (int64, error) {
 	}
 	off := int64(len(fileMagic))
 	br := newByteReader(r, off)
+	last := int64(-2) // the offset of the log's last non-zero byte, once needed
+	lastData := func() int64 {
+		if last == -2 {
+			last = s.lastNonZero(off, size)
+		}
+		return last
+	}
 	var hdr [frameHead]byte
 	for off < size {
 		if size-off < frameHead {
@@ -203,17 +241,17 @@ func (s *FileStore) load() (int64, error) {
 		if end > size {
 			break // torn payload
 		}
-		// A bad frame is a torn tail when it reaches the end of the file or
-		// only zeros follow it (a file extended before its data was
-		// written); anywhere else it is damage, and the open stops.
-		bad := func(why string) error {
-			if end == size || s.zerosFrom(off, size) {
+		// A bad frame is a torn tail when it was being written as the
+		// process or the machine stopped (see tornTail); anywhere else it is
+		// damage, and the open stops.
+		bad := func(why string, payload []byte) error {
+			if s.tornTail(off, end, payload, lastData()) {
 				return nil
 			}
 			return fmt.Errorf("%w: %s in the record at offset %d (not the tail)", ErrCorrupt, why, off)
 		}
 		if n == 0 || n > maxPayload {
-			if err := bad("impossible length " + strconv.Itoa(int(n))); err != nil {
+			if err := bad("impossible length "+strconv.Itoa(int(n)), nil); err != nil {
 				return 0, err
 			}
 			break
@@ -223,14 +261,14 @@ func (s *FileStore) load() (int64, error) {
 			return 0, fmt.Errorf("ledger: reading the log: %w", err)
 		}
 		if crc32.Checksum(payload, castagnoli) != sum {
-			if err := bad("checksum mismatch"); err != nil {
+			if err := bad("checksum mismatch", payload); err != nil {
 				return 0, err
 			}
 			break
 		}
 		rec, err := decodePayload(payload)
 		if err != nil {
-			if err := bad(err.Error()); err != nil {
+			if err := bad(err.Error(), payload); err != nil {
 				return 0, err
 			}
 			break
@@ -248,8 +286,8 @@ func (s *FileStore) load() (int64, error) {
 		s.recovery.Records++
 		off = end
 	}
-	if off < size {
-		s.recovery.TruncatedBytes = size - off
+	if off < size && lastData() >= off {
+		s.recovery.TruncatedBytes = lastData() + 1 - off
 		if err := s.f.Truncate(off); err != nil {
 			return 0, fmt.Errorf("ledger: cutting the torn tail: %w", err)
 		}
@@ -271,22 +309,62 @@ func (s *FileStore) load() (int64, error) {
 	return off, nil
 }
 
-// zerosFrom reports whether the log holds only zero bytes from off to size.
-func (s *FileStore) zerosFrom(off, size int64) bool {
+// lastNonZero returns the offset of the last non-zero byte of the log at or
+// after from (from-1: none), reading backwards from size.
+func (s *FileStore) lastNonZero(from, size int64) int64 {
 	buf := make([]byte, 64<<10)
-	for off < size {
-		n, err := s.f.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
-		for _, c := range buf[:n] {
-			if c != 0 {
-				return false
+	for end := size; end > from; {
+		start := max(from, end-int64(len(buf)))
+		n, err := s.f.ReadAt(buf[:end-start], start)
+		if err != nil && n < int(end-start) {
+			return end - 1 // unreadable: not known to be zeros
+		}
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] != 0 {
+				return start + int64(i)
 			}
 		}
-		if err != nil && n == 0 {
+		end = start
+	}
+	return from - 1
+}
+
+// tornTail reports whether the bad frame at off, declared to end at end
+// (payload: its payload as read, nil when its length is impossible), is the
+// torn tail of the log: the write that was under way when the process or
+// the machine stopped, never acknowledged in sync mode. last is the offset
+// of the log's last non-zero byte.
+//
+//   - Killed process: the kernel holds a prefix of the last write; after it
+//     the file ends or holds zeros (preallocated space). So nothing but
+//     zeros follows the frame's declared end.
+//   - Lost power during a flush: any sectors of the last batch may be
+//     missing, as zeros. The frame lacks a whole sector, and after it come
+//     at most the rest of that batch (MaxBatch frames, intact or torn)
+//     and then zeros.
+//
+// Anything else is damage to acknowledged records, and the open stops.
+func (s *FileStore) tornTail(off, end int64, payload []byte, last int64) bool {
+	if end > last {
+		return true
+	}
+	if payload == nil || !zeroSector(payload, off+frameHead) {
+		return false
+	}
+	var hdr [frameHead]byte
+	for pos, frames := end, 0; frames < s.opts.MaxBatch; frames++ {
+		if _, err := s.f.ReadAt(hdr[:], pos); err != nil {
 			return false
 		}
-		off += int64(n)
+		n := int64(binary.LittleEndian.Uint32(hdr[0:4]))
+		if n == 0 || n > maxPayload {
+			return false
+		}
+		if pos += frameHead + n; pos > last {
+			return true
+		}
 	}
-	return true
+	return false
 }
 
 // Append implements Store.
@@ -382,7 +460,8 @@ func (s *FileStore) commit(off int64) {
 		for _, r := range batch {
 			buf, r.n = appendFrame(buf, r.rec)
 		}
-		_, err := s.f.Write(buf)
+		s.reserve(off, int64(len(buf)))
+		_, err := s.f.WriteAt(buf, off)
 		if err == nil && s.opts.Durability == DurabilitySync {
 			err = s.f.Sync()
 		}
@@ -409,6 +488,7 @@ func (s *FileStore) commit(off int64) {
 			off += int64(r.n)
 			r.done <- nil
 		}
+		s.end.Store(off)
 	}
 }
 
@@ -589,7 +669,10 @@ func (s *FileStore) Close() error {
 	if s.opts.Durability == DurabilityProcess {
 		<-s.flushed
 	}
-	err := s.f.Sync()
+	err := s.stopPrealloc(s.end.Load())
+	if serr := s.f.Sync(); err == nil {
+		err = serr
+	}
 	if cerr := s.f.Close(); err == nil {
 		err = cerr
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vigilhq/vigil/ledger"
 	"github.com/vigilhq/vigil/ledger/ledgertest"
@@ -114,65 +115,135 @@ func TestFileStoreSurvivesKill(t *testing.T) {
 }
 
 // TestFileStoreTornTail cuts or garbles the end of the log the way a crash
-// during a write (or a power loss) can, and checks that opening cuts exactly
-// the torn record and keeps every whole one.
+// during a write (or a power loss) can, in a log that grew with its writes
+// and in one followed by preallocated zeros, and checks that opening cuts
+// exactly the torn records and keeps every whole one.
 func TestFileStoreTornTail(t *testing.T) {
+	// zeroSector zeros the first whole 512-byte sector (aligned in the
+	// file) of the frame at st: a sector that never reached the disk.
+	zeroSector := func(b []byte, st int) []byte {
+		i := (st + 8 + 511) / 512 * 512
+		clear(b[i : i+512])
+		return b
+	}
 	cases := []struct {
 		name    string
-		damage  func(b []byte, lastStart int) []byte
-		keep    int64 // entries that must survive
+		damage  func(b []byte, starts []int) []byte // starts: each record's offset
+		keep    int64                               // entries that must survive
 		cutSome bool
 	}{
-		{"half a frame header", func(b []byte, last int) []byte { return b[:last+3] }, 4, true},
-		{"half a payload", func(b []byte, last int) []byte { return b[:last+(len(b)-last)/2] }, 4, true},
-		{"last byte missing", func(b []byte, last int) []byte { return b[:len(b)-1] }, 4, true},
-		{"garbled last record", func(b []byte, last int) []byte { b[len(b)-5] ^= 0xff; return b }, 4, true},
-		{"zeros appended", func(b []byte, last int) []byte { return append(b, make([]byte, 100)...) }, 5, true},
-		{"intact", func(b []byte, last int) []byte { return b }, 5, false},
+		{"half a frame header", func(b []byte, st []int) []byte { return b[:st[4]+3] }, 4, true},
+		{"half a payload", func(b []byte, st []int) []byte { return b[:st[4]+(len(b)-st[4])/2] }, 4, true},
+		{"last byte missing", func(b []byte, st []int) []byte { return b[:len(b)-1] }, 4, true},
+		{"garbled last record", func(b []byte, st []int) []byte { b[len(b)-5] ^= 0xff; return b }, 4, true},
+		{"a sector of the last record missing", func(b []byte, st []int) []byte { return zeroSector(b, st[4]) }, 4, true},
+		{"a sector missing, the record after it whole", func(b []byte, st []int) []byte { return zeroSector(b, st[3]) }, 3, true},
+		{"zeros appended", func(b []byte, st []int) []byte { return append(b, make([]byte, 100)...) }, 5, false},
+		{"intact", func(b []byte, st []int) []byte { return b }, 5, false},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "ledger.log")
-			s, err := ledger.OpenFileStore(dir, ledger.FileOptions{})
-			if err != nil {
-				t.Fatal(err)
+		for _, zeros := range []int{0, 64 << 10} {
+			name := tc.name + "/grown"
+			if zeros > 0 {
+				name = tc.name + "/preallocated"
 			}
-			var lastStart int
-			for i := range 5 {
-				if i == 4 {
-					st, _ := os.Stat(path)
-					lastStart = int(st.Size())
-				}
-				if _, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
-					return ledgertest.Record("a", h, "ALLOW", strconv.Itoa(i)), nil
-				}); err != nil {
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "ledger.log")
+				s, err := ledger.OpenFileStore(dir, ledger.FileOptions{Preallocate: -1})
+				if err != nil {
 					t.Fatal(err)
 				}
-			}
-			s.Close()
-			b, _ := os.ReadFile(path)
-			if err := os.WriteFile(path, tc.damage(b, lastStart), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			s, err = ledger.OpenFileStore(dir, ledger.FileOptions{})
-			if err != nil {
-				t.Fatalf("open: %v", err)
-			}
-			defer s.Close()
-			if got := ledgertest.CheckChain(t, s, "a"); got != tc.keep {
-				t.Errorf("entries after open: got %d, want %d", got, tc.keep)
-			}
-			if cut := s.Recovery().TruncatedBytes > 0; cut != tc.cutSome {
-				t.Errorf("torn tail cut: got %v (%d bytes), want %v", cut, s.Recovery().TruncatedBytes, tc.cutSome)
-			}
-			rec, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
-				return ledgertest.Record("a", h, "DENY", "after"), nil
+				starts := make([]int, 5)
+				for i := range 5 {
+					st, _ := os.Stat(path)
+					starts[i] = int(st.Size())
+					if _, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
+						return ledgertest.Record("a", h, "ALLOW", strings.Repeat("x", 1500)+strconv.Itoa(i)), nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.Close()
+				b, _ := os.ReadFile(path)
+				b = append(tc.damage(b, starts), make([]byte, zeros)...)
+				if err := os.WriteFile(path, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				s, err = ledger.OpenFileStore(dir, ledger.FileOptions{})
+				if err != nil {
+					t.Fatalf("open: %v", err)
+				}
+				defer s.Close()
+				if got := ledgertest.CheckChain(t, s, "a"); got != tc.keep {
+					t.Errorf("entries after open: got %d, want %d", got, tc.keep)
+				}
+				if cut := s.Recovery().TruncatedBytes > 0; cut != tc.cutSome {
+					t.Errorf("torn tail cut: got %v (%d bytes), want %v", cut, s.Recovery().TruncatedBytes, tc.cutSome)
+				}
+				rec, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
+					return ledgertest.Record("a", h, "DENY", "after"), nil
+				})
+				if err != nil || rec.Sequence != tc.keep+1 {
+					t.Errorf("append after recovery: got %v, %v; want sequence %d", rec, err, tc.keep+1)
+				}
 			})
-			if err != nil || rec.Sequence != tc.keep+1 {
-				t.Errorf("append after recovery: got %v, %v; want sequence %d", rec, err, tc.keep+1)
-			}
-		})
+		}
+	}
+}
+
+// TestFileStorePreallocates: while open, the log keeps zeroed space after
+// its records; Close cuts it, and the log reopens with every record and
+// nothing reported cut.
+func TestFileStorePreallocates(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ledger.log")
+	const ahead = 256 << 10
+	s, err := ledger.OpenFileStore(dir, ledger.FileOptions{Preallocate: ahead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if _, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
+			return ledgertest.Record("a", h, "ALLOW", strings.Repeat("y", 1000)+strconv.Itoa(i)), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The zeroer runs behind the appends: wait until it has caught up.
+	var size int64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size = st.Size(); size >= 200*1000+ahead {
+			break
+		}
+	}
+	if size < 200*1000+ahead {
+		t.Errorf("log size while open: %d, want records (> 200,000 bytes) plus %d of zeros", size, ahead)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) == 0 || b[len(b)-1] != '}' {
+		t.Errorf("closed log ends in %q, want the last record's body", b[max(0, len(b)-8):])
+	}
+	s, err = ledger.OpenFileStore(dir, ledger.FileOptions{Preallocate: ahead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := ledgertest.CheckChain(t, s, "a"); got != 200 {
+		t.Errorf("entries after reopen: got %d, want 200", got)
+	}
+	if r := s.Recovery(); r.TruncatedBytes != 0 || r.Records != 200 {
+		t.Errorf("recovery: %+v, want 200 records and nothing cut", r)
 	}
 }
 
@@ -206,6 +277,46 @@ func TestFileStoreRefusesCorruption(t *testing.T) {
 	}
 	if _, err := ledger.OpenFileStore(dir, ledger.FileOptions{}); !errors.Is(err, ledger.ErrCorrupt) {
 		t.Errorf("open of a foreign file: got %v, want ErrCorrupt", err)
+	}
+}
+
+// TestFileStoreRefusesAnEarlyMissingSector: a record missing a sector is a
+// torn write only in the last batch; with more than MaxBatch whole records
+// after it, it is damage, and the open stops.
+func TestFileStoreRefusesAnEarlyMissingSector(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ledger.log")
+	opts := ledger.FileOptions{MaxBatch: 2}
+	s, err := ledger.OpenFileStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
+			return ledgertest.Record("a", h, "ALLOW", strings.Repeat("z", 1500)+strconv.Itoa(i)), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	clear(b[1024:1536]) // a sector of the first record (the header is 8 bytes, the record ~1.6 KB)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.OpenFileStore(dir, opts); !errors.Is(err, ledger.ErrCorrupt) {
+		t.Errorf("open with a sector missing 4 records before the end: got %v, want ErrCorrupt", err)
+	}
+	opts.MaxBatch = 8 // the same log, when one batch could have held them all: a torn tail
+	s, err = ledger.OpenFileStore(dir, opts)
+	if err != nil {
+		t.Fatalf("open with MaxBatch 8: %v", err)
+	}
+	defer s.Close()
+	if got := ledgertest.CheckChain(t, s, "a"); got != 0 {
+		t.Errorf("entries: got %d, want 0 (the first record was torn)", got)
 	}
 }
 

@@ -64,7 +64,7 @@ const (
 // OpenSpool opens (or creates) the spool in dir (mode 0700, files 0600).
 // When every entry in it was replayed, its files are removed first.
 func OpenSpool(dir string) (*Spool, error) {
-	fs, err := OpenFileStore(dir, FileOptions{Durability: DurabilitySync})
+	fs, err := OpenFileStore(dir, FileOptions{Durability: DurabilitySync, Preallocate: -1})
 	if err != nil {
 		return nil, fmt.Errorf("ledger spool: %w", err)
 	}
@@ -96,7 +96,7 @@ func OpenSpool(dir string) (*Spool, error) {
 	if err := os.Remove(filepath.Join(dir, spoolMarks)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("ledger spool: %w", err)
 	}
-	if s.fs, err = OpenFileStore(dir, FileOptions{Durability: DurabilitySync}); err != nil {
+	if s.fs, err = OpenFileStore(dir, FileOptions{Durability: DurabilitySync, Preallocate: -1}); err != nil {
 		return nil, fmt.Errorf("ledger spool: %w", err)
 	}
 	s.agents = map[string]*spoolAgent{}
