@@ -84,22 +84,7 @@ func (q *decisionQueue) take() (ids []string, resync bool) {
 // watch runs w.WatchApprovals until ctx ends, watching again after a
 // failure.
 func (s *Approvals) watch(ctx context.Context, w ApprovalWatcher, q *decisionQueue) {
-	for {
-		err := w.WatchApprovals(ctx, q.push)
-		if ctx.Err() != nil {
-			return
-		}
-		if errors.Is(err, ErrClosed) {
-			s.log.Error("controlplane: store closed; no longer watching for approval decisions")
-			return
-		}
-		s.log.Error("controlplane: watch for approval decisions; watching again", "err", err, "in", watchRetry)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(watchRetry):
-		}
-	}
+	keepWatching(ctx, s.log, "approval decisions", func(ctx context.Context) error { return w.WatchApprovals(ctx, q.push) })
 }
 
 // follow handles the queued signals until ctx ends.

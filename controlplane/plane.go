@@ -336,16 +336,22 @@ func (p *Plane) watch(ctx context.Context, w Watcher, signal chan<- struct{}) {
 		default:
 		}
 	}
+	keepWatching(ctx, p.log, "directive changes", func(ctx context.Context) error { return w.Watch(ctx, notify) })
+}
+
+// keepWatching runs watch until ctx ends or the store is closed, starting
+// it again watchRetry after each failure; what names the changes watched.
+func keepWatching(ctx context.Context, log *slog.Logger, what string, watch func(context.Context) error) {
 	for {
-		err := w.Watch(ctx, notify)
+		err := watch(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		if errors.Is(err, ErrClosed) {
-			p.log.Error("controlplane: store closed; no longer watching for directive changes")
+			log.Error("controlplane: store closed; no longer watching for " + what)
 			return
 		}
-		p.log.Error("controlplane: watch for directive changes; watching again", "err", err, "in", watchRetry)
+		log.Error("controlplane: watch for "+what+"; watching again", "err", err, "in", watchRetry)
 		select {
 		case <-ctx.Done():
 			return
