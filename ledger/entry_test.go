@@ -82,6 +82,9 @@ func TestAppendReusesScratch(t *testing.T) {
 			continue // the pool was emptied by a collection
 		}
 		checked++
+		if len(bufs.sealed) == 0 {
+			t.Fatal("the entry was not sealed into the scratch buffer: the file store's borrowed-body path was not taken")
+		}
 		if !reflect.DeepEqual(bufs.entry, entryOut{CausalLinks: bufs.entry.CausalLinks, Pipeline: bufs.entry.Pipeline}) ||
 			len(bufs.entry.Pipeline) != 0 || (cap(bufs.entry.Pipeline) > 0 && bufs.entry.Pipeline[:1][0].InputState != nil) {
 			t.Fatalf("the scratch entry was not cleared: %+v", bufs.entry)

@@ -182,58 +182,42 @@ func (s *FileStore) Recovery() Recovery { return s.recovery }
 // load reads the log, rebuilds the index, cuts a torn tail and checks every
 // chain's links and head. It returns the offset where appends continue and
 // the file's length (longer when zeroed space follows the records).
-func (s *FileStore) load() (end, length int64, err error) {
-	end, err = s.loadRecords()
-	if err != nil {
-		return 0, 0, err
-	}
+func (s *FileStore) load() (int64, int64, error) {
 	st, err := s.f.Stat()
 	if err != nil {
 		return 0, 0, fmt.Errorf("ledger: %w", err)
-	}
-	return end, st.Size(), nil
-}
-
-func (s *FileStore) loadRecords() (int64, error) {
-	st, err := s.f.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("ledger: %w", err)
 	}
 	size := st.Size()
 	if size < int64(len(fileMagic)) {
 		// New (or torn while being created): write the header.
 		if err := s.f.Truncate(0); err != nil {
-			return 0, fmt.Errorf("ledger: %w", err)
+			return 0, 0, fmt.Errorf("ledger: %w", err)
 		}
 		if _, err := s.f.WriteAt([]byte(fileMagic), 0); err != nil {
-			return 0, fmt.Errorf("ledger: %w", err)
+			return 0, 0, fmt.Errorf("ledger: %w", err)
 		}
 		if err := s.f.Sync(); err != nil {
-			return 0, fmt.Errorf("ledger: %w", err)
+			return 0, 0, fmt.Errorf("ledger: %w", err)
 		}
-		return int64(len(fileMagic)), nil
+		return int64(len(fileMagic)), int64(len(fileMagic)), nil
 	}
 	r := io.NewSectionReader(s.f, 0, size)
 	magic := make([]byte, len(fileMagic))
 	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != fileMagic {
-		return 0, fmt.Errorf("%w: %s is not a Vigil ledger log", ErrCorrupt, s.f.Name())
+		return 0, 0, fmt.Errorf("%w: %s is not a Vigil ledger log", ErrCorrupt, s.f.Name())
 	}
 	off := int64(len(fileMagic))
 	br := newByteReader(r, off)
-	last := int64(-2) // the offset of the log's last non-zero byte, once needed
-	lastData := func() int64 {
-		if last == -2 {
-			last = s.lastNonZero(off, size)
-		}
-		return last
-	}
+	// The log's last non-zero byte: reading backwards, this costs the
+	// preallocated zeros after the records, if any.
+	last := s.lastNonZero(off, size)
 	var hdr [frameHead]byte
 	for off < size {
 		if size-off < frameHead {
 			break // torn frame header
 		}
 		if err := br.readFull(hdr[:]); err != nil {
-			return 0, fmt.Errorf("ledger: reading the log: %w", err)
+			return 0, 0, fmt.Errorf("ledger: reading the log: %w", err)
 		}
 		n := binary.LittleEndian.Uint32(hdr[0:4])
 		sum := binary.LittleEndian.Uint32(hdr[4:8])
@@ -245,31 +229,31 @@ func (s *FileStore) loadRecords() (int64, error) {
 		// process or the machine stopped (see tornTail); anywhere else it is
 		// damage, and the open stops.
 		bad := func(why string, payload []byte) error {
-			if s.tornTail(off, end, payload, lastData()) {
+			if s.tornTail(off, end, payload, last) {
 				return nil
 			}
 			return fmt.Errorf("%w: %s in the record at offset %d (not the tail)", ErrCorrupt, why, off)
 		}
 		if n == 0 || n > maxPayload {
 			if err := bad("impossible length "+strconv.Itoa(int(n)), nil); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			break
 		}
 		payload := make([]byte, n)
 		if err := br.readFull(payload); err != nil {
-			return 0, fmt.Errorf("ledger: reading the log: %w", err)
+			return 0, 0, fmt.Errorf("ledger: reading the log: %w", err)
 		}
 		if crc32.Checksum(payload, castagnoli) != sum {
 			if err := bad("checksum mismatch", payload); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			break
 		}
 		rec, err := decodePayload(payload)
 		if err != nil {
 			if err := bad(err.Error(), payload); err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			break
 		}
@@ -279,20 +263,22 @@ func (s *FileStore) loadRecords() (int64, error) {
 			s.chains[rec.AgentID] = c
 		}
 		if err := checkLink(c.head, rec); err != nil {
-			return 0, fmt.Errorf("%w: agent %s: %v", ErrCorrupt, rec.AgentID, err)
+			return 0, 0, fmt.Errorf("%w: agent %s: %v", ErrCorrupt, rec.AgentID, err)
 		}
 		c.head = Head{Sequence: rec.Sequence, Hash: rec.Hash}
 		c.index.add(pos{off: off, n: uint32(frameHead + n), verdict: verdictCodes[rec.Verdict]})
 		s.recovery.Records++
 		off = end
 	}
-	if off < size && lastData() >= off {
-		s.recovery.TruncatedBytes = lastData() + 1 - off
+	length := size
+	if off < size && last >= off {
+		s.recovery.TruncatedBytes = last + 1 - off
+		length = off
 		if err := s.f.Truncate(off); err != nil {
-			return 0, fmt.Errorf("ledger: cutting the torn tail: %w", err)
+			return 0, 0, fmt.Errorf("ledger: cutting the torn tail: %w", err)
 		}
 		if err := s.f.Sync(); err != nil {
-			return 0, fmt.Errorf("ledger: %w", err)
+			return 0, 0, fmt.Errorf("ledger: %w", err)
 		}
 	}
 	// Check each head: its body must hash to its hash.
@@ -300,13 +286,13 @@ func (s *FileStore) loadRecords() (int64, error) {
 		c.tail = c.head
 		rec, err := s.read(c.index.at(c.index.len() - 1))
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if hashHex(rec.Body) != rec.Hash {
-			return 0, fmt.Errorf("%w: agent %s: head %d does not hash to its recorded hash", ErrCorrupt, agent, rec.Sequence)
+			return 0, 0, fmt.Errorf("%w: agent %s: head %d does not hash to its recorded hash", ErrCorrupt, agent, rec.Sequence)
 		}
 	}
-	return off, nil
+	return off, length, nil
 }
 
 // lastNonZero returns the offset of the last non-zero byte of the log at or
