@@ -164,9 +164,16 @@ func BenchmarkVerifyStream(b *testing.B) {
 // BenchmarkFileAppendLatency offers appends at a fixed rate (open loop: each
 // append has a scheduled time, whatever happened to earlier ones) to 32
 // workers, and reports the percentiles of the append's latency: the time
-// from calling Ledger.Append to its return. At saturation a closed loop of
-// 32 appenders has a mean latency of 32 / throughput by Little's law, which
-// is why latency is measured at rates below saturation.
+// from calling Append to its return. At saturation a closed loop of 32
+// appenders has a mean latency of 32 / throughput by Little's law, which is
+// why latency is measured at rates below saturation.
+//
+//   - sync/N-per-s: the whole Ledger.Append (entry assembly, canonical JSON,
+//     hashing, group-committed write and fsync), 32 agents.
+//   - store-only/N-per-s: FileStore.Append of records already built (~4.7 KB
+//     bodies), the same rates: the group commit alone. Against sync/ it
+//     shows what building the entries adds; against BenchmarkFsyncBaseline's
+//     zeroed/paced/ what the group commit adds to the disk.
 //
 // One dispatcher sleeps until each append's scheduled time and hands it to
 // an idle worker. The Go runtime wakes an idle process's sleeper up to a
@@ -180,68 +187,95 @@ func BenchmarkVerifyStream(b *testing.B) {
 func BenchmarkFileAppendLatency(b *testing.B) {
 	for _, rate := range []int{2000, 5000, 10000} {
 		b.Run("sync/"+strconv.Itoa(rate)+"-per-s", func(b *testing.B) {
-			store, err := ledger.OpenFileStore(b.TempDir(), ledger.FileOptions{Durability: ledger.DurabilitySync})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer store.Close()
+			store := openBenchStore(b)
 			l := ledger.New(store)
 			decisions := benchDecisions(b, 32)
-			interval := time.Second / time.Duration(rate)
-			jobs := make(chan time.Time, 4096)
-			lat := make([][]time.Duration, 32)
-			lag := make([][]time.Duration, 32)
-			var wg sync.WaitGroup
-			for w := range 32 {
-				wg.Go(func() {
-					ds := decisions[w]
-					i := 0
-					for due := range jobs {
-						t0 := time.Now()
-						lag[w] = append(lag[w], t0.Sub(due))
-						if _, err := l.Append(context.Background(), ds[i%len(ds)]); err != nil {
-							b.Error(err)
-							return
-						}
-						lat[w] = append(lat[w], time.Since(t0))
-						i++
-					}
-				})
-			}
-			b.ResetTimer()
-			start := time.Now()
-			for i := range b.N {
-				due := start.Add(time.Duration(i) * interval)
-				if d := time.Until(due); d > 0 {
-					time.Sleep(d)
-				}
-				jobs <- due
-			}
-			close(jobs)
-			wg.Wait()
-			b.StopTimer()
-			all, lags := slices.Concat(lat...), slices.Concat(lag...)
-			slices.Sort(all)
-			slices.Sort(lags)
-			b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-			b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
-			b.ReportMetric(float64(all[len(all)-1].Microseconds()), "max-µs")
-			b.ReportMetric(float64(lags[len(lags)/2].Microseconds()), "lag-p50-µs")
-			b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds()), "lag-p99-µs")
+			openLoop(b, rate, func(w, i int) error {
+				_, err := l.Append(context.Background(), decisions[w][i%len(decisions[w])])
+				return err
+			})
 		})
 	}
+	for _, rate := range []int{2000, 5000} {
+		b.Run("store-only/"+strconv.Itoa(rate)+"-per-s", func(b *testing.B) {
+			store := openBenchStore(b)
+			openLoop(b, rate, func(w, _ int) error { return appendBuilt(store, "agent-"+strconv.Itoa(w)) })
+		})
+	}
+}
+
+func openBenchStore(b *testing.B) *ledger.FileStore {
+	store, err := ledger.OpenFileStore(b.TempDir(), ledger.FileOptions{Durability: ledger.DurabilitySync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	return store
+}
+
+// builtBody is the body of appendBuilt's records: about an entry's size.
+var builtBody = append(append([]byte(`{"b":"`), bytes.Repeat([]byte("x"), 4700)...), `"}`...)
+
+// appendBuilt appends a record that needs no building to the store.
+func appendBuilt(store *ledger.FileStore, agent string) error {
+	_, err := store.Append(context.Background(), agent, func(h ledger.Head) (*ledger.Record, error) {
+		return &ledger.Record{AgentID: agent, Sequence: h.Sequence + 1, PrevHash: h.Hash, Verdict: "ALLOW", ActionID: "a",
+			Body: builtBody, Hash: ledger.ZeroHash}, nil
+	})
+	return err
+}
+
+// openLoop calls appendOne(worker, i) b.N times in all, at rate per second,
+// from 32 workers, and reports the latency and lag percentiles (see
+// BenchmarkFileAppendLatency).
+func openLoop(b *testing.B, rate int, appendOne func(w, i int) error) {
+	interval := time.Second / time.Duration(rate)
+	jobs := make(chan time.Time, 4096)
+	lat := make([][]time.Duration, 32)
+	lag := make([][]time.Duration, 32)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			i := 0
+			for due := range jobs {
+				t0 := time.Now()
+				lag[w] = append(lag[w], t0.Sub(due))
+				if err := appendOne(w, i); err != nil {
+					b.Error(err)
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+				i++
+			}
+		})
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		due := start.Add(time.Duration(i) * interval)
+		if d := time.Until(due); d > 0 {
+			time.Sleep(d)
+		}
+		jobs <- due
+	}
+	close(jobs)
+	wg.Wait()
+	b.StopTimer()
+	all, lags := slices.Concat(lat...), slices.Concat(lag...)
+	slices.Sort(all)
+	slices.Sort(lags)
+	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(all[len(all)-1].Microseconds()), "max-µs")
+	b.ReportMetric(float64(lags[len(lags)/2].Microseconds()), "lag-p50-µs")
+	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds()), "lag-p99-µs")
 }
 
 // BenchmarkFileStoreAppend measures the store alone (records already built,
 // ~4.7 KB bodies): 32 appenders, sync mode, with the latency percentiles of
 // the store's Append.
 func BenchmarkFileStoreAppend(b *testing.B) {
-	store, err := ledger.OpenFileStore(b.TempDir(), ledger.FileOptions{Durability: ledger.DurabilitySync})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	body := bytes.Repeat([]byte("x"), 4700)
+	store := openBenchStore(b)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	lat := make([][]time.Duration, 32)
@@ -251,13 +285,7 @@ func BenchmarkFileStoreAppend(b *testing.B) {
 			agent := "agent-" + strconv.Itoa(w)
 			for next.Add(1) <= int64(b.N) {
 				t0 := time.Now()
-				_, err := store.Append(context.Background(), agent, func(h ledger.Head) (*ledger.Record, error) {
-					r := &ledger.Record{AgentID: agent, Sequence: h.Sequence + 1, PrevHash: h.Hash, Verdict: "ALLOW", ActionID: "a"}
-					r.Body = append(append([]byte(`{"b":"`), body...), `"}`...)
-					r.Hash = ledger.ZeroHash
-					return r, nil
-				})
-				if err != nil {
+				if err := appendBuilt(store, agent); err != nil {
 					b.Error(err)
 					return
 				}
