@@ -50,49 +50,52 @@ func benchDecisions(b *testing.B, agents int) [][]*governor.Decision {
 // runAppenders appends b.N decisions from `writers` goroutines and reports
 // throughput and latency percentiles.
 func runAppenders(b *testing.B, l *ledger.Ledger, decisions [][]*governor.Decision, writers int) {
+	closedLoop(b, writers, func(w, i int) error {
+		ds := decisions[w%len(decisions)]
+		_, err := l.Append(context.Background(), ds[i%len(ds)])
+		return err
+	})
+}
+
+// closedLoop calls appendOne(worker, i) b.N times in all from `writers`
+// goroutines, each calling again as soon as its call returns, and reports
+// the throughput and the latency percentiles.
+func closedLoop(b *testing.B, writers int, appendOne func(w, i int) error) {
 	var next atomic.Int64
 	lat := make([][]time.Duration, writers)
 	var wg sync.WaitGroup
 	b.ResetTimer()
-	start := time.Now()
 	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ds := decisions[w%len(decisions)]
-			for {
-				i := next.Add(1)
-				if i > int64(b.N) {
-					return
-				}
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
 				t0 := time.Now()
-				if _, err := l.Append(context.Background(), ds[int(i)%len(ds)]); err != nil {
+				if err := appendOne(w, int(i)); err != nil {
 					b.Error(err)
 					return
 				}
 				lat[w] = append(lat[w], time.Since(t0))
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
 	b.StopTimer()
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	if len(all) > 0 {
-		b.ReportMetric(float64(len(all))/elapsed.Seconds(), "entries/s")
-		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+	reportPercentiles(b, "", slices.Concat(lat...))
+}
+
+// reportPercentiles sorts samples and reports their p50 and p99, named
+// with prefix.
+func reportPercentiles(b *testing.B, prefix string, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
 	}
+	slices.Sort(samples)
+	b.ReportMetric(float64(samples[len(samples)/2].Microseconds()), prefix+"p50-µs")
+	b.ReportMetric(float64(samples[len(samples)*99/100].Microseconds()), prefix+"p99-µs")
 }
 
 func benchFileAppend(b *testing.B, mode ledger.Durability, writers, agents int) {
-	store, err := ledger.OpenFileStore(b.TempDir(), ledger.FileOptions{Durability: mode})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer store.Close()
-	runAppenders(b, ledger.New(store), benchDecisions(b, agents), writers)
+	runAppenders(b, ledger.New(openBenchStore(b, mode)), benchDecisions(b, agents), writers)
 }
 
 // BenchmarkFileAppend: the whole Ledger.Append (entry assembly, canonical
@@ -187,7 +190,7 @@ func BenchmarkVerifyStream(b *testing.B) {
 func BenchmarkFileAppendLatency(b *testing.B) {
 	for _, rate := range []int{2000, 5000, 10000} {
 		b.Run("sync/"+strconv.Itoa(rate)+"-per-s", func(b *testing.B) {
-			store := openBenchStore(b)
+			store := openBenchStore(b, ledger.DurabilitySync)
 			l := ledger.New(store)
 			decisions := benchDecisions(b, 32)
 			openLoop(b, rate, func(w, i int) error {
@@ -198,14 +201,14 @@ func BenchmarkFileAppendLatency(b *testing.B) {
 	}
 	for _, rate := range []int{2000, 5000} {
 		b.Run("store-only/"+strconv.Itoa(rate)+"-per-s", func(b *testing.B) {
-			store := openBenchStore(b)
+			store := openBenchStore(b, ledger.DurabilitySync)
 			openLoop(b, rate, func(w, _ int) error { return appendBuilt(store, "agent-"+strconv.Itoa(w)) })
 		})
 	}
 }
 
-func openBenchStore(b *testing.B) *ledger.FileStore {
-	store, err := ledger.OpenFileStore(b.TempDir(), ledger.FileOptions{Durability: ledger.DurabilitySync})
+func openBenchStore(b *testing.B, mode ledger.Durability) *ledger.FileStore {
+	store, err := ledger.OpenFileStore(b.TempDir(), ledger.FileOptions{Durability: mode})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -261,45 +264,18 @@ func openLoop(b *testing.B, rate int, appendOne func(w, i int) error) {
 	close(jobs)
 	wg.Wait()
 	b.StopTimer()
-	all, lags := slices.Concat(lat...), slices.Concat(lag...)
-	slices.Sort(all)
-	slices.Sort(lags)
-	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	all := slices.Concat(lat...)
+	reportPercentiles(b, "", all)
 	b.ReportMetric(float64(all[len(all)-1].Microseconds()), "max-µs")
-	b.ReportMetric(float64(lags[len(lags)/2].Microseconds()), "lag-p50-µs")
-	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds()), "lag-p99-µs")
+	reportPercentiles(b, "lag-", slices.Concat(lag...))
 }
 
 // BenchmarkFileStoreAppend measures the store alone (records already built,
 // ~4.7 KB bodies): 32 appenders, sync mode, with the latency percentiles of
 // the store's Append.
 func BenchmarkFileStoreAppend(b *testing.B) {
-	store := openBenchStore(b)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	lat := make([][]time.Duration, 32)
-	b.ResetTimer()
-	for w := range 32 {
-		wg.Go(func() {
-			agent := "agent-" + strconv.Itoa(w)
-			for next.Add(1) <= int64(b.N) {
-				t0 := time.Now()
-				if err := appendBuilt(store, agent); err != nil {
-					b.Error(err)
-					return
-				}
-				lat[w] = append(lat[w], time.Since(t0))
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
-	all := slices.Concat(lat...)
-	slices.Sort(all)
-	b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
+	store := openBenchStore(b, ledger.DurabilitySync)
+	closedLoop(b, 32, func(w, _ int) error { return appendBuilt(store, "agent-"+strconv.Itoa(w)) })
 }
 
 // BenchmarkFsyncBaseline is the disk's own cost, measured in the same run as
@@ -362,9 +338,7 @@ func BenchmarkFsyncBaseline(b *testing.B) {
 			}
 			lat = append(lat, time.Since(t0))
 		}
-		slices.Sort(lat)
-		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
-		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		reportPercentiles(b, "", lat)
 	}
 	b.Run("back-to-back", func(b *testing.B) { probe(b, 40<<10, 0, false) })
 	for _, rate := range []int{2000, 5000, 10000} {
