@@ -40,7 +40,9 @@ type FileOptions struct {
 	MaxBatch int
 	// Preallocate is how many bytes of zeroed, synced space the store keeps
 	// beyond the log's last record, so that a flush need not commit a new
-	// file size (0: 4 MiB; negative: none, the file grows with each write).
+	// file size (0: 4 MiB in sync mode, none in process mode, where no
+	// append waits for a flush; negative: none, the file grows with each
+	// write).
 	Preallocate int64
 }
 
@@ -59,7 +61,7 @@ func (o *FileOptions) normalize() error {
 		o.MaxBatch = 1024
 	}
 	switch {
-	case o.Preallocate == 0:
+	case o.Preallocate == 0 && o.Durability == DurabilitySync:
 		o.Preallocate = 4 << 20
 	case o.Preallocate < 0:
 		o.Preallocate = 0
@@ -162,10 +164,8 @@ func OpenFileStore(dir string, opts FileOptions) (*FileStore, error) {
 		return nil, err
 	}
 	s.end.Store(end)
+	s.pre.ahead, s.pre.size = opts.Preallocate, size
 	go s.commit(end)
-	if s.pre.ahead = opts.Preallocate; s.pre.ahead > 0 {
-		s.startPrealloc(size)
-	}
 	if opts.Durability == DurabilityProcess {
 		go s.flusher()
 	}
@@ -427,7 +427,7 @@ func (s *FileStore) commit(off int64) {
 	batch := make([]*writeReq, 0, s.opts.MaxBatch)
 	var buf []byte
 	for {
-		first, ok := <-s.queue
+		first, ok := s.next(off)
 		if !ok {
 			return
 		}
@@ -447,7 +447,7 @@ func (s *FileStore) commit(off int64) {
 		for _, r := range batch {
 			buf, r.n = appendFrame(buf, r.rec)
 		}
-		s.reserve(off, int64(len(buf)))
+		s.pre.reserve(off, int64(len(buf)))
 		_, err := s.f.WriteAt(buf, off)
 		if err == nil && s.opts.Durability == DurabilitySync {
 			err = s.f.Sync()
@@ -481,8 +481,8 @@ func (s *FileStore) commit(off int64) {
 			// Going straight into the next write and fsync would leave them
 			// there until the runtime's monitor notices the blocked system
 			// call, which on an idle-ish machine is up to 10 ms later; let
-			// them run first. (When the queue is empty the receive above
-			// parks this goroutine and they run anyway.)
+			// them run first. (When the queue is empty, next parks this
+			// goroutine, or yields before it zeroes.)
 			runtime.Gosched()
 		}
 	}
@@ -665,7 +665,10 @@ func (s *FileStore) Close() error {
 	if s.opts.Durability == DurabilityProcess {
 		<-s.flushed
 	}
-	err := s.stopPrealloc(s.end.Load())
+	var err error
+	if end := s.end.Load(); s.pre.size > end { // cut the unused zeros
+		err = s.f.Truncate(end)
+	}
 	if serr := s.f.Sync(); err == nil {
 		err = serr
 	}

@@ -192,58 +192,76 @@ func TestFileStoreTornTail(t *testing.T) {
 	}
 }
 
-// TestFileStorePreallocates: while open, the log keeps zeroed space after
-// its records; Close cuts it, and the log reopens with every record and
+// TestFileStorePreallocates: while open, a sync-mode log keeps zeroed space
+// after its records (a process-mode one does not by default: no append waits
+// for its flushes); Close cuts it, and the log reopens with every record and
 // nothing reported cut.
 func TestFileStorePreallocates(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "ledger.log")
 	const ahead = 256 << 10
-	s, err := ledger.OpenFileStore(dir, ledger.FileOptions{Preallocate: ahead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 200 {
-		if _, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
-			return ledgertest.Record("a", h, "ALLOW", strings.Repeat("y", 1000)+strconv.Itoa(i)), nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The zeroer runs behind the appends: wait until it has caught up.
-	var size int64
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		st, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if size = st.Size(); size >= 200*1000+ahead {
-			break
-		}
-	}
-	if size < 200*1000+ahead {
-		t.Errorf("log size while open: %d, want records (> 200,000 bytes) plus %d of zeros", size, ahead)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) == 0 || b[len(b)-1] != '}' {
-		t.Errorf("closed log ends in %q, want the last record's body", b[max(0, len(b)-8):])
-	}
-	s, err = ledger.OpenFileStore(dir, ledger.FileOptions{Preallocate: ahead})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if got := ledgertest.CheckChain(t, s, "a"); got != 200 {
-		t.Errorf("entries after reopen: got %d, want 200", got)
-	}
-	if r := s.Recovery(); r.TruncatedBytes != 0 || r.Records != 200 {
-		t.Errorf("recovery: %+v, want 200 records and nothing cut", r)
+	for _, tc := range []struct {
+		name      string
+		opts      ledger.FileOptions
+		wantAhead int64 // at least this many bytes of zeros while open
+	}{
+		{"sync", ledger.FileOptions{Durability: ledger.DurabilitySync, Preallocate: ahead}, ahead},
+		{"sync/default", ledger.FileOptions{Durability: ledger.DurabilitySync}, 4 << 20},
+		{"process/default", ledger.FileOptions{Durability: ledger.DurabilityProcess}, 0},
+		{"process", ledger.FileOptions{Durability: ledger.DurabilityProcess, Preallocate: ahead}, ahead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "ledger.log")
+			s, err := ledger.OpenFileStore(dir, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 200 {
+				if _, err := s.Append(context.Background(), "a", func(h ledger.Head) (*ledger.Record, error) {
+					return ledgertest.Record("a", h, "ALLOW", strings.Repeat("y", 1000)+strconv.Itoa(i)), nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The committer zeroes while idle, after the appends: wait until
+			// it has caught up.
+			var size int64
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				st, err := os.Stat(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if size = st.Size(); size >= 200*1000+tc.wantAhead {
+					break
+				}
+			}
+			if size < 200*1000+tc.wantAhead {
+				t.Errorf("log size while open: %d, want records (> 200,000 bytes) plus %d of zeros", size, tc.wantAhead)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) == 0 || b[len(b)-1] != '}' {
+				t.Errorf("closed log ends in %q, want the last record's body", b[max(0, len(b)-8):])
+			}
+			if tc.wantAhead == 0 && int64(len(b)) != size {
+				t.Errorf("log size: %d while open, %d closed; want no zeros at all", size, len(b))
+			}
+			s, err = ledger.OpenFileStore(dir, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := ledgertest.CheckChain(t, s, "a"); got != 200 {
+				t.Errorf("entries after reopen: got %d, want 200", got)
+			}
+			if r := s.Recovery(); r.TruncatedBytes != 0 || r.Records != 200 {
+				t.Errorf("recovery: %+v, want 200 records and nothing cut", r)
+			}
+		})
 	}
 }
 

@@ -2,122 +2,81 @@ package ledger
 
 import (
 	"bytes"
-	"sync"
+	"runtime"
 )
 
 // Preallocation. An fsync of a write that grows the file must also commit
-// the new size through the file system's journal; one of a write into space
-// that already exists and holds zeros flushes the data alone. On this
-// project's ext4 machines that halves the flush (BENCHMARKS.md, the ledger's
-// fsync baseline). So the file store keeps zeroed, synced space ahead of the
-// log's end, written by a goroutine of its own off the appends' path, and
-// the log file is longer than its records: load treats a tail of zeros as
-// unused space, and Close cuts it.
+// the new size and the new blocks; one of a write into space that already
+// exists and holds zeros flushes the data alone. On this project's ext4
+// machines that halves the flush (BENCHMARKS.md, the ledger's fsync
+// baseline). So in sync mode the file store keeps zeroed, synced space ahead
+// of the log's end, and the log file is longer than its records: load treats
+// a tail of zeros as unused space, and Close cuts it.
+//
+// The committer zeroes that space itself, a small step at a time, only while
+// no record is queued. Zeroing on a goroutine of its own would be simpler,
+// but a flush that overlaps a step's write and fsync waits for the step's
+// data too: measured, such flushes took 2 – 5 times as long, and they were
+// the slowest percent of appends. Here an append that arrives during a step
+// waits for that step alone, a flush's worth of time; under a load that
+// leaves the committer no idle moment the space runs out, and batches grow
+// the file as they would without preallocation.
 
-const preallocStep = 1 << 20 // bytes zeroed and synced at a time
+const preallocStep = 64 << 10 // bytes zeroed and synced at a time
 
-// prealloc is the space ahead of the log's end. The committer reserves the
-// region each batch will occupy; the zeroer extends the file behind it.
+// prealloc is the space ahead of the log's end. Only the committer uses it.
 type prealloc struct {
-	ahead int64 // bytes to keep zeroed beyond the log's end; 0: off
-
-	mu     sync.Mutex
-	cond   sync.Cond // signalled when an extension ends
-	size   int64     // the file's length: records, then zeros
-	busy   bool      // the zeroer is writing [size, size+step)
-	failed bool      // an extension failed: the file grows with its writes
-	wake   chan struct{}
-	done   chan struct{}
+	ahead  int64  // bytes to keep zeroed beyond the log's end; 0: off
+	size   int64  // the file's length: records, then zeros
+	failed bool   // a step failed: the file grows with its writes from now on
+	zeros  []byte // one step of zeros
 }
 
-// startPrealloc starts the zeroer with the file's current length.
-func (s *FileStore) startPrealloc(size int64) {
-	p := &s.pre
-	p.cond.L = &p.mu
-	p.size = size
-	p.wake = make(chan struct{}, 1)
-	p.done = make(chan struct{})
-	p.wake <- struct{}{} // zero the space ahead before the first appends need it
-	go s.zeroer()
+// reserve notes that the committer writes [off, off+n).
+func (p *prealloc) reserve(off, n int64) {
+	p.size = max(p.size, off+n) // a write past the zeros grows the file
 }
 
-// reserve is called by the committer before it writes [off, off+n): it
-// waits while the zeroer writes the space the batch needs (the two never
-// write the same bytes), and wakes the zeroer when less than ahead is left.
-func (s *FileStore) reserve(off, n int64) {
-	p := &s.pre
-	if p.ahead <= 0 {
-		return
-	}
-	p.mu.Lock()
-	for p.busy && off+n > p.size {
-		p.cond.Wait()
-	}
-	if off+n > p.size {
-		p.size = off + n // this write grows the file; zeros go after it
-	}
-	low := !p.failed && p.size-(off+n) < p.ahead
-	p.mu.Unlock()
-	if low {
+// short reports whether less than ahead of zeroed space lies beyond end.
+func (p *prealloc) short(end int64) bool {
+	return p.ahead > 0 && !p.failed && p.size-end < p.ahead
+}
+
+// next returns the next queued record (ok false once the queue is closed
+// and drained). While none is queued and the zeroed space beyond end is
+// short, it zeroes one more step first. Before each step it yields, for the
+// reason commit does before a flush: the appenders it has just acknowledged
+// would otherwise wait in this P's run queue for the step's system calls.
+func (s *FileStore) next(end int64) (r *writeReq, ok bool) {
+	for s.pre.short(end) {
+		runtime.Gosched()
 		select {
-		case p.wake <- struct{}{}:
+		case r, ok = <-s.queue:
+			return r, ok
 		default:
 		}
+		s.zeroStep()
 	}
+	r, ok = <-s.queue
+	return r, ok
 }
 
-// zeroer extends the file with zeros, a step at a time, each synced, until
-// ahead bytes lie beyond the log's end; it stops when the committer has.
-func (s *FileStore) zeroer() {
+// zeroStep writes and syncs one step of zeros at the file's end. If that
+// fails, zeroing stops: the committer's own writes report the disk's state.
+func (s *FileStore) zeroStep() {
 	p := &s.pre
-	defer close(p.done)
-	zeros := make([]byte, min(preallocStep, p.ahead))
-	for {
-		select {
-		case <-p.wake:
-		case <-s.stopped:
-			return
-		}
-		for {
-			p.mu.Lock()
-			if p.failed || p.size-s.end.Load() >= p.ahead {
-				p.mu.Unlock()
-				break
-			}
-			start := p.size
-			p.busy = true
-			p.mu.Unlock()
-			_, err := s.f.WriteAt(zeros, start)
-			if err == nil {
-				err = s.f.Sync()
-			}
-			p.mu.Lock()
-			p.busy = false
-			if err == nil {
-				p.size = start + int64(len(zeros))
-			} else {
-				p.failed = true // the committer's own writes report the disk's state
-			}
-			p.cond.Broadcast()
-			p.mu.Unlock()
-			select {
-			case <-s.stopped:
-				return
-			default:
-			}
-		}
+	if p.zeros == nil {
+		p.zeros = make([]byte, preallocStep)
 	}
-}
-
-// stopPrealloc waits for the zeroer (the committer has stopped) and cuts
-// the unused zeros after end, so that a closed log is its records alone.
-func (s *FileStore) stopPrealloc(end int64) error {
-	p := &s.pre
-	if p.ahead <= 0 {
-		return nil
+	_, err := s.f.WriteAt(p.zeros, p.size)
+	if err == nil {
+		err = s.f.Sync()
 	}
-	<-p.done
-	return s.f.Truncate(end)
+	if err != nil {
+		p.failed = true
+		return
+	}
+	p.size += preallocStep
 }
 
 // zeroSector reports whether b holds a whole 512-byte sector, aligned at its
