@@ -51,6 +51,8 @@ FUZZ_TARGETS := \
 	FuzzCanonicalize:./ledger \
 	FuzzCanonEncoder:./ledger \
 	FuzzNarrative:./ledger \
+	FuzzTopLevelValueFromEnd:./ledger \
+	FuzzVerifyStream:./ledger \
 	FuzzDecodeEvaluate:./admin \
 	FuzzDecodeDirective:./admin
 fuzz:

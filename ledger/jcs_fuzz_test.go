@@ -339,5 +339,34 @@ func checkTopLevelValue(t *testing.T, obj []byte) {
 		if !ok || !bytes.Equal(obj[start:end], want.Bytes()) {
 			t.Fatalf("topLevelValue(%q, %q): got %q, %v; want %q", obj, m.name, obj[start:end], ok, want.Bytes())
 		}
+		start, end, _, ok = topLevelValueFromEnd(obj, m.name)
+		if !ok || !bytes.Equal(obj[start:end], want.Bytes()) {
+			t.Fatalf("topLevelValueFromEnd(%q, %q): got %q, %v; want %q", obj, m.name, obj[start:end], ok, want.Bytes())
+		}
 	}
+	if _, _, _, ok := topLevelValueFromEnd(obj, "\x00absent"); ok {
+		t.Fatalf("topLevelValueFromEnd(%q): found a member that is not there", obj)
+	}
+}
+
+// FuzzTopLevelValueFromEnd feeds the backward member walk, which reads
+// stored bodies that need not be canonical JSON, arbitrary bytes: it must
+// not panic, and a value it finds must lie within obj after its name.
+func FuzzTopLevelValueFromEnd(f *testing.F) {
+	for _, s := range []string{`{"a":1,"sequence":2}`, `{"a":"x\\","sequence":3}`, `{"s":"\"","sequence":[{"b":"]"}]}`,
+		`{"sequence":1}`, `{}`, `{1}`, `{"a"1}`, `{"a":1,}`, `"}`, `{"\":1}`, `{:1}`} {
+		f.Add([]byte(s), "sequence")
+	}
+	f.Fuzz(func(t *testing.T, obj []byte, key string) {
+		start, end, name, ok := topLevelValueFromEnd(obj, key)
+		if !ok {
+			return
+		}
+		if name < 1 || name+len(key)+3 != start || start >= end || end >= len(obj) {
+			t.Fatalf("topLevelValueFromEnd(%q, %q): got name %d, value [%d:%d]", obj, key, name, start, end)
+		}
+		if string(obj[name:start]) != `"`+key+`":` {
+			t.Fatalf("topLevelValueFromEnd(%q, %q): the name reads %q", obj, key, obj[name:start])
+		}
+	})
 }

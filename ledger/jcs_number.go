@@ -124,9 +124,3 @@ func appendES6Number(dst []byte, f float64) []byte {
 	}
 	return dst
 }
-
-// topLevelValue returns the byte range obj[start:end] of the value of the
-// top-level member key of the canonical JSON object obj (as Canonicalize
-// writes it: no whitespace), exactly as written. Nested members and string
-// contents never match. key must not need escaping in JSON. ok is false if
-// obj has no such member or is not a canonical object.

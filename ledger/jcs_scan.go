@@ -16,14 +16,7 @@ func topLevelValue(obj []byte, key string) (start, end int, ok bool) {
 	if len(obj) < 2 || obj[0] != '{' {
 		return 0, 0, false
 	}
-	return topLevelValueAt(obj, 1, key)
-}
-
-// topLevelValueAt is topLevelValue resuming the member walk at obj[i], the
-// opening quote of a top-level member name (just after a ',' that followed
-// an earlier member's value): a later key is found without rescanning.
-func topLevelValueAt(obj []byte, i int, key string) (start, end int, ok bool) {
-	for i < len(obj) && obj[i] == '"' {
+	for i := 1; i < len(obj) && obj[i] == '"'; {
 		nameEnd := skipString(obj, i) // past the closing '"'
 		if nameEnd < 0 || nameEnd >= len(obj) || obj[nameEnd] != ':' {
 			return 0, 0, false
@@ -110,5 +103,93 @@ func skipValue(obj []byte, i int) int {
 			return -1
 		}
 		return j
+	}
+}
+
+// topLevelValueFromEnd is topLevelValue walking the members from the last
+// one backward: cheaper for a key that sorts late, as "sequence" does in a
+// ledger entry. For a canonical object both walks give the same answer.
+// name is the index of the member's name (its opening quote): a walk for an
+// earlier key can resume at name-1 with topLevelValueBefore.
+func topLevelValueFromEnd(obj []byte, key string) (start, end, name int, ok bool) {
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+		return 0, 0, 0, false
+	}
+	return topLevelValueBefore(obj, len(obj)-1, key)
+}
+
+// topLevelValueBefore is topLevelValueFromEnd resuming the backward walk at
+// obj[i], the ',' or '}' just after a top-level member's value.
+func topLevelValueBefore(obj []byte, i int, key string) (start, end, name int, ok bool) {
+	for i > 0 && (obj[i] == ',' || obj[i] == '}') {
+		end = i
+		if start = skipValueBack(obj, end); start < 4 || obj[start-1] != ':' || obj[start-2] != '"' {
+			return 0, 0, 0, false
+		}
+		if name = skipStringBack(obj, start-2); name < 1 {
+			return 0, 0, 0, false
+		}
+		if string(obj[name+1:start-2]) == key {
+			return start, end, name, true
+		}
+		i = name - 1
+	}
+	return 0, 0, 0, false
+}
+
+// skipStringBack returns the index of the opening quote of the canonical
+// string whose closing quote is obj[q], or -1 if there is none. A quote is
+// the opening one when an even number of backslashes precede it.
+func skipStringBack(obj []byte, q int) int {
+	for i := q - 1; i >= 0; i-- {
+		if obj[i] != '"' {
+			continue
+		}
+		k := i
+		for k > 0 && obj[k-1] == '\\' {
+			k--
+		}
+		if (i-k)%2 == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// skipValueBack returns the index of the first byte of the canonical
+// value of a top-level member that ends just before obj[end], or -1 if it
+// is malformed.
+func skipValueBack(obj []byte, end int) int {
+	i := end - 1
+	if i < 1 {
+		return -1
+	}
+	switch obj[i] {
+	case '"':
+		return skipStringBack(obj, i)
+	case '}', ']':
+		depth := 0
+		for ; i >= 0; i-- {
+			switch obj[i] {
+			case '"':
+				if i = skipStringBack(obj, i); i < 0 {
+					return -1
+				}
+			case '}', ']':
+				depth++
+			case '{', '[':
+				if depth--; depth == 0 {
+					return i
+				}
+			}
+		}
+		return -1
+	case ',', ':', '{', '[':
+		return -1
+	default: // number or literal
+		for i > 0 && obj[i-1] != ':' && obj[i-1] != ',' && obj[i-1] != '{' && obj[i-1] != '[' {
+			i--
+		}
+		return i
 	}
 }

@@ -455,28 +455,51 @@ func TestTopLevelValue(t *testing.T) {
 		{"truncated", `{"a":[1,2`, "b", "", false},
 		{"truncated string", `{"a":"x`, "b", "", false},
 		{"truncated name", `{"a`, "a", "", false},
+		{"escaped quote ends a string value", `{"a":"x\\\"","sequence":3}`, "a", `"x\\\""`, true},
+		{"only backslashes in a name", `{"\\\\":1,"sequence":3}`, "sequence", `3`, true},
+		{"value without its name", `{1}`, "a", "", false},
+		{"member without a colon", `{"a"1}`, "a", "", false},
+		{"trailing comma", `{"a":1,}`, "b", "", false},
+	}
+	walks := []struct {
+		name string
+		find func(obj []byte, key string) (start, end int, ok bool)
+	}{
+		{"forward", topLevelValue},
+		{"backward", func(obj []byte, key string) (int, int, bool) {
+			start, end, name, ok := topLevelValueFromEnd(obj, key)
+			if ok && string(obj[name:start]) != `"`+key+`":` {
+				t.Errorf("topLevelValueFromEnd(%q): name at %d reads %q", key, name, obj[name:start])
+			}
+			return start, end, ok
+		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			start, end, ok := topLevelValue([]byte(tc.obj), tc.key)
-			if ok != tc.wantOK {
-				t.Fatalf("topLevelValue(%q): got ok %v, want %v", tc.key, ok, tc.wantOK)
-			}
-			if !ok {
-				return
-			}
-			if got := tc.obj[start:end]; got != tc.want {
-				t.Errorf("topLevelValue(%q): got %s, want %s", tc.key, got, tc.want)
-			}
-		})
+		for _, w := range walks {
+			t.Run(tc.name+"/"+w.name, func(t *testing.T) {
+				start, end, ok := w.find([]byte(tc.obj), tc.key)
+				if ok != tc.wantOK {
+					t.Fatalf("%s walk for %q: got ok %v, want %v", w.name, tc.key, ok, tc.wantOK)
+				}
+				if !ok {
+					return
+				}
+				if got := tc.obj[start:end]; got != tc.want {
+					t.Errorf("%s walk for %q: got %s, want %s", w.name, tc.key, got, tc.want)
+				}
+			})
+		}
 	}
 }
 
 func TestTopLevelValueAllocs(t *testing.T) {
-	obj := []byte(`{"a":{"sequence":1},"sequence":2}`)
-	allocs := testing.AllocsPerRun(100, func() { topLevelValue(obj, "sequence") })
+	obj := []byte(`{"a":{"sequence":1},"sequence":2,"z":"x"}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		topLevelValue(obj, "sequence")
+		topLevelValueFromEnd(obj, "sequence")
+	})
 	if allocs != 0 {
-		t.Errorf("topLevelValue: got %v allocs, want 0", allocs)
+		t.Errorf("topLevelValue, topLevelValueFromEnd: got %v allocs, want 0", allocs)
 	}
 }
 
@@ -529,20 +552,27 @@ func BenchmarkTopLevelValue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	fromEnd := func(obj []byte, key string) (int, int, bool) {
+		start, end, _, ok := topLevelValueFromEnd(obj, key)
+		return start, end, ok
+	}
 	for _, bc := range []struct {
 		name   string
+		find   func(obj []byte, key string) (start, end int, ok bool)
 		obj    []byte
 		wantOK bool
 	}{
-		{"absent", canonical, false},
-		{"present", withSequence, true},
+		{"absent", topLevelValue, canonical, false},
+		{"present", topLevelValue, withSequence, true},
+		{"absent/from-end", fromEnd, canonical, false},
+		{"present/from-end", fromEnd, withSequence, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(bc.obj)))
 			for b.Loop() {
-				if _, _, ok := topLevelValue(bc.obj, "sequence"); ok != bc.wantOK {
-					b.Fatalf("topLevelValue: got ok %v, want %v", ok, bc.wantOK)
+				if _, _, ok := bc.find(bc.obj, "sequence"); ok != bc.wantOK {
+					b.Fatalf("got ok %v, want %v", ok, bc.wantOK)
 				}
 			}
 		})

@@ -7,6 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,6 +135,126 @@ func TestVerifyStoredChain(t *testing.T) {
 	}
 }
 
+// tamperedStore serves a real store's records through an edit, as if the
+// file or the Redis keys had been altered behind the ledger's back.
+type tamperedStore struct {
+	ledger.Store
+	edit func([]*ledger.Record) ([]*ledger.Record, error)
+}
+
+func (s tamperedStore) Range(ctx context.Context, agentID string, from, to int64, fn func(*ledger.Record) error) error {
+	var recs []*ledger.Record
+	if err := s.Store.Range(ctx, agentID, from, to, func(r *ledger.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		return err
+	}
+	recs, err := s.edit(recs)
+	for _, r := range recs {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// rehash makes a record's stored hash the SHA-256 of its (edited) body, as
+// a forger would.
+func rehash(r *ledger.Record) {
+	sum := sha256.Sum256(r.Body)
+	r.Hash = hex.EncodeToString(sum[:])
+}
+
+// TestVerifyStoredChainTampered alters a stored chain of 30 entries at the
+// first entry, in a middle batch and at the end, and checks that Verify
+// names that entry: with the default batches, and with batches of 4 and 2
+// in flight, so that breaks are found while more batches are being hashed,
+// in the last partial batch and at the first.
+func TestVerifyStoredChainTampered(t *testing.T) {
+	const n = 30
+	l, _ := chainFixture(t, n)
+	replace := func(r *ledger.Record, old, new string) {
+		if !bytes.Contains(r.Body, []byte(old)) {
+			t.Fatalf("entry %d has no %s", r.Sequence, old)
+		}
+		r.Body = bytes.Replace(r.Body, []byte(old), []byte(new), 1)
+	}
+	cases := []struct {
+		name string
+		at   []int64
+		edit func(recs []*ledger.Record, i int) []*ledger.Record // i: the index of the entry at
+	}{
+		{"a byte of the body flipped", []int64{1, 9, 30}, func(recs []*ledger.Record, i int) []*ledger.Record {
+			recs[i].Body[len(recs[i].Body)/2] ^= 0x01
+			return recs
+		}},
+		{"the stored hash replaced", []int64{1, 9, 30}, func(recs []*ledger.Record, i int) []*ledger.Record {
+			recs[i].Hash = strings.Repeat("ab", 32)
+			return recs
+		}},
+		{"prev_hash in the body rewritten and rehashed", []int64{1, 9, 30}, func(recs []*ledger.Record, i int) []*ledger.Record {
+			replace(recs[i], `"prev_hash":"`+recs[i].PrevHash, `"prev_hash":"`+strings.Repeat("0f", 32))
+			rehash(recs[i])
+			return recs
+		}},
+		{"sequence in the body rewritten and rehashed", []int64{1, 9, 30}, func(recs []*ledger.Record, i int) []*ledger.Record {
+			seq := strconv.FormatInt(recs[i].Sequence, 10)
+			replace(recs[i], `,"sequence":`+seq+`,`, `,"sequence":`+seq+`0,`)
+			rehash(recs[i])
+			return recs
+		}},
+		{"the entry missing", []int64{1, 9, 30}, func(recs []*ledger.Record, i int) []*ledger.Record {
+			return append(recs[:i:i], recs[i+1:]...)
+		}},
+		{"swapped with the next entry", []int64{1, 9, 29}, func(recs []*ledger.Record, i int) []*ledger.Record {
+			recs[i], recs[i+1] = recs[i+1], recs[i]
+			return recs
+		}},
+		{"an entry inserted before it", []int64{1, 9, 30}, func(recs []*ledger.Record, i int) []*ledger.Record {
+			return append(append(recs[:i:i], recs[(i+1)%n]), recs[i:]...)
+		}},
+	}
+	ctx := context.Background()
+	verifiers := []struct {
+		name   string
+		verify func(l *ledger.Ledger) (ledger.Report, error)
+	}{
+		{"default batches", func(l *ledger.Ledger) (ledger.Report, error) { return l.Verify(ctx, "bot") }},
+		{"batches of 4, 2 in flight", func(l *ledger.Ledger) (ledger.Report, error) { return ledger.VerifyInBatches(ctx, l, "bot", 4, 2) }},
+		{"batches of 1, 1 in flight", func(l *ledger.Ledger) (ledger.Report, error) { return ledger.VerifyInBatches(ctx, l, "bot", 1, 1) }},
+	}
+	for _, vf := range verifiers {
+		t.Run(vf.name+"/intact", func(t *testing.T) {
+			r, err := vf.verify(ledger.New(tamperedStore{l.Store(), func(recs []*ledger.Record) ([]*ledger.Record, error) { return recs, nil }}))
+			if err != nil || !r.Valid || r.Entries != n {
+				t.Errorf("got %+v, %v; want a valid chain of %d", r, err, n)
+			}
+		})
+		for _, tc := range cases {
+			for _, at := range tc.at {
+				t.Run(fmt.Sprintf("%s/%s/entry %d", vf.name, tc.name, at), func(t *testing.T) {
+					store := tamperedStore{l.Store(), func(recs []*ledger.Record) ([]*ledger.Record, error) {
+						return tc.edit(recs, int(at-1)), nil
+					}}
+					r, err := vf.verify(ledger.New(store))
+					var ve *ledger.VerifyError
+					if !errors.As(err, &ve) || !errors.Is(err, ledger.ErrChainBroken) || r.Valid || r.FirstInvalid != at || ve.Sequence != at {
+						t.Errorf("got %+v, %v; want invalid at %d", r, err, at)
+					}
+				})
+			}
+		}
+		t.Run(vf.name+"/a failing read", func(t *testing.T) {
+			broken := errors.New("disk on fire")
+			store := tamperedStore{l.Store(), func(recs []*ledger.Record) ([]*ledger.Record, error) { return recs[:17], broken }}
+			if r, err := vf.verify(ledger.New(store)); !errors.Is(err, broken) || errors.Is(err, ledger.ErrChainBroken) || r.Valid {
+				t.Errorf("got %+v, %v; want the read error", r, err)
+			}
+		})
+	}
+}
+
 func TestVerifyExport(t *testing.T) {
 	l, _ := chainFixture(t, 10)
 	lines := export(t, l)
@@ -190,15 +313,48 @@ func TestVerifyExport(t *testing.T) {
 		{"a trailing entry of another agent", func(ls [][]byte) [][]byte {
 			return append(ls[:10:10], bytes.Replace(ls[9], []byte(`"agent_id":"bot"`), []byte(`"agent_id":"other"`), 1))
 		}, 11},
+		{"line 7 is not JSON", func(ls [][]byte) [][]byte { return edited(ls, 6, []byte(`{"agent_id":`)) }, 7},
+		{"line 1 is not JSON", func(ls [][]byte) [][]byte { return edited(ls, 0, []byte(`nope`)) }, 1},
+		{"line 5 lacks its hash", func(ls [][]byte) [][]byte {
+			return edited(ls, 4, regexp.MustCompile(`,"hash":"[0-9a-f]{64}"`).ReplaceAll(ls[4], nil))
+		}, 5},
+		{"line 9 lacks its sequence", func(ls [][]byte) [][]byte {
+			return edited(ls, 8, regexp.MustCompile(`,"sequence":9,`).ReplaceAll(ls[8], []byte(",")))
+		}, 9},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := ledger.VerifyStream(join(tc.edit(lines)))
-			if !errors.Is(err, ledger.ErrChainBroken) || r.Valid || r.FirstInvalid != tc.want {
-				t.Errorf("got %+v, %v; want invalid at %d", r, err, tc.want)
+	verifiers := []struct {
+		name   string
+		verify func(io.Reader) (ledger.Report, error)
+	}{
+		{"default batches", ledger.VerifyStream},
+		{"batches of 3, 2 in flight", func(r io.Reader) (ledger.Report, error) { return ledger.VerifyStreamInBatches(r, 3, 2) }},
+		{"batches of 1, 1 in flight", func(r io.Reader) (ledger.Report, error) { return ledger.VerifyStreamInBatches(r, 1, 1) }},
+	}
+	for _, vf := range verifiers {
+		t.Run(vf.name+"/intact, with blank lines", func(t *testing.T) {
+			withBlanks := append([][]byte{{}}, lines[:4]...)
+			withBlanks = append(append(withBlanks, []byte("  \t")), lines[4:]...)
+			r, err := vf.verify(join(withBlanks))
+			if err != nil || !r.Valid || r.Entries != 10 || r.HeadSeq != 10 {
+				t.Errorf("got %+v, %v; want a valid chain of 10", r, err)
 			}
 		})
+		for _, tc := range cases {
+			t.Run(vf.name+"/"+tc.name, func(t *testing.T) {
+				r, err := vf.verify(join(tc.edit(lines)))
+				if !errors.Is(err, ledger.ErrChainBroken) || r.Valid || r.FirstInvalid != tc.want {
+					t.Errorf("got %+v, %v; want invalid at %d", r, err, tc.want)
+				}
+			})
+		}
 	}
+}
+
+// edited returns a copy of lines with line i replaced.
+func edited(lines [][]byte, i int, line []byte) [][]byte {
+	c := append([][]byte(nil), lines...)
+	c[i] = line
+	return c
 }
 
 // TestAnyByteTamperingIsDetected flips bytes all over every exported entry
