@@ -28,8 +28,9 @@ import (
 // replayed is kept in the file "replayed", rewritten atomically after each
 // replay pass and every replayMarkEvery entries; after a crash the replay
 // starts again from there and skips the entries the store already holds
-// (see Ledger). The spool's files are removed when it opens with
-// everything replayed; while the process runs it only grows.
+// (see Ledger). The spool's files are removed, and it starts afresh, when
+// it opens with everything replayed and whenever a replay pass leaves
+// nothing waiting, so that it does not grow from one outage to the next.
 type Spool struct {
 	dir string
 	fs  *FileStore
@@ -85,22 +86,74 @@ func OpenSpool(dir string) (*Spool, error) {
 	if pending {
 		return s, nil
 	}
-	// Everything was replayed (or nothing spooled): start afresh. The log
-	// goes first: marks without a log are ignored on the next open.
-	if err := fs.Close(); err != nil {
-		return nil, fmt.Errorf("ledger spool: %w", err)
-	}
-	if err := os.Remove(filepath.Join(dir, fileName)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("ledger spool: %w", err)
-	}
-	if err := os.Remove(filepath.Join(dir, spoolMarks)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("ledger spool: %w", err)
-	}
-	if s.fs, err = OpenFileStore(dir, FileOptions{Durability: DurabilitySync, Preallocate: -1}); err != nil {
-		return nil, fmt.Errorf("ledger spool: %w", err)
+	// Everything was replayed (or nothing spooled): start afresh.
+	if err := s.startAfresh(); err != nil {
+		return nil, err
 	}
 	s.agents = map[string]*spoolAgent{}
 	return s, nil
+}
+
+// startAfresh closes the spool's log, removes its files and opens an empty
+// one. Called with no entry waiting and none being added (and with s.mu
+// held once the spool is shared). The log goes first and its removal is
+// made durable before the marks go: marks without a log are ignored on
+// the next open, while a log that came back after a crash without its
+// marks would be replayed again from its first entry. If a step fails,
+// the log is opened again as the directory then holds it (the old one, or
+// a new one if it was removed), so that the spool stays usable.
+func (s *Spool) startAfresh() error {
+	err := s.fs.Close()
+	if err == nil {
+		err = removeIfExists(filepath.Join(s.dir, fileName))
+	}
+	if err == nil {
+		err = syncDir(s.dir)
+	}
+	if err == nil {
+		err = removeIfExists(filepath.Join(s.dir, spoolMarks))
+	}
+	fs, oerr := OpenFileStore(s.dir, FileOptions{Durability: DurabilitySync, Preallocate: -1})
+	if oerr == nil {
+		s.fs = fs
+	}
+	if err = errors.Join(err, oerr); err != nil {
+		return fmt.Errorf("ledger spool: starting afresh: %w", err)
+	}
+	return nil
+}
+
+// reset starts the spool afresh if no entry waits or is being added, and
+// reports whether it did. Every append of a known agent waits meanwhile
+// (a few fsyncs, once after each outage). After a failure each agent's
+// place in the spool follows the log that is open; if none could be
+// opened, appends that need the spool fail until the process restarts.
+func (s *Spool) reset() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Every agent's lock is held until the spool is open again: an append
+	// that would spool waits, then writes to the new log.
+	for _, a := range s.agents {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.waiting() {
+			return false, nil
+		}
+	}
+	err := s.startAfresh()
+	for id, a := range s.agents {
+		if h, herr := s.fs.Head(context.Background(), id); herr == nil {
+			a.head, a.done = h.Sequence, min(a.done, h.Sequence)
+		}
+	}
+	return err == nil, err
+}
+
+func removeIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Close closes the spool's log. Entries not yet replayed stay on disk for

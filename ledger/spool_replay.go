@@ -164,6 +164,9 @@ func (l *Ledger) replayAll() {
 		if l.spool.Pending() == 0 && l.replay.spooling.CompareAndSwap(true, false) {
 			l.replay.log.Info("ledger: the store answers again; every spooled entry was replayed")
 		}
+		if _, err := l.spool.reset(); err != nil {
+			l.replay.log.Error("ledger: emptying the replayed spool", "err", err)
+		}
 	}
 }
 

@@ -259,6 +259,90 @@ func TestSpoolKeepsAnAgentsOrder(t *testing.T) {
 	checkChains(t, l, merge(first, second, other))
 }
 
+// waitSpoolEmptied waits until the spool's log in dir is back to its size
+// when new (empty) and its marks file is gone: the replayer empties the
+// spool after a pass that leaves nothing waiting.
+func waitSpoolEmptied(t *testing.T, dir string, empty int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		fi, err := os.Stat(filepath.Join(dir, "ledger.log"))
+		_, merr := os.Stat(filepath.Join(dir, "replayed"))
+		if err == nil && fi.Size() == empty && errors.Is(merr, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("spool not emptied after 30s: log %v (%v), marks %v", fi, err, merr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Once replayed, the spool's files are emptied while the process runs, and
+// the next outage spools into the new log: the spool does not grow from
+// one outage to the next.
+func TestSpoolEmptiedAfterEachOutage(t *testing.T) {
+	st := newOutageStore(t)
+	dir := t.TempDir()
+	sp := openSpool(t, dir)
+	fi, err := os.Stat(filepath.Join(dir, "ledger.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := fi.Size()
+	l := ledger.NewWithOptions(st, ledger.Options{Spool: sp, RetryEvery: 10 * time.Millisecond})
+	t.Cleanup(func() { l.Close(); sp.Close() })
+	d := newDecider(t, "a", "b")
+	var parts []map[string][]string
+	for outage := range 3 {
+		st.mode.Store(storeDown)
+		ids, spooled := appendAll(t, l, d, 10, "a", "b")
+		if spooled != 20 {
+			t.Fatalf("outage %d: %d of 20 appends spooled", outage, spooled)
+		}
+		fi, err := os.Stat(filepath.Join(dir, "ledger.log"))
+		if err != nil || fi.Size() <= empty {
+			t.Fatalf("outage %d: the spool's log is empty during the outage: %v, %v", outage, fi, err)
+		}
+		st.mode.Store(storeUp)
+		waitReplayed(t, l)
+		waitSpoolEmptied(t, dir, empty)
+		parts = append(parts, ids)
+	}
+	checkChains(t, l, merge(parts...))
+}
+
+// Appends keep coming, some spooled, while outages come and go and the
+// replayer empties the spool between them: every decision ends up in its
+// agent's chain, in order.
+func TestSpoolResetUnderLoad(t *testing.T) {
+	l, st, _ := newOutageLedger(t)
+	agents := []string{"a", "b", "c", "d"}
+	d := newDecider(t, agents...)
+	stop := make(chan struct{})
+	var toggles sync.WaitGroup
+	toggles.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				st.mode.Store(storeUp)
+				return
+			case <-time.After(15 * time.Millisecond):
+			}
+			st.mode.Store([]int32{storeDown, storeUp, storeLostReply, storeUp}[i%4])
+		}
+	})
+	var parts []map[string][]string
+	for range 8 {
+		ids, _ := appendAll(t, l, d, 10, agents...)
+		parts = append(parts, ids)
+	}
+	close(stop)
+	toggles.Wait()
+	waitReplayed(t, l)
+	checkChains(t, l, merge(parts...))
+}
+
 // Spooled entries survive the process: a new spool on the same directory
 // finds them, a new ledger replays them. A crash between replaying entries
 // and recording it (the marks file lost) replays nothing twice.
@@ -293,11 +377,20 @@ func TestSpoolSurvivesRestart(t *testing.T) {
 			}
 			st.mode.Store(storeUp)
 			if tc.loseMarks {
-				// Replay everything, then put back the marks of before.
+				// Replay everything, then put back the log as it was
+				// (a crash before the replayed spool was emptied) with
+				// the marks of a partial replay.
+				log, err := os.ReadFile(filepath.Join(dir, "ledger.log"))
+				if err != nil {
+					t.Fatal(err)
+				}
 				l = ledger.NewWithOptions(st, ledger.Options{Spool: sp, RetryEvery: 10 * time.Millisecond})
 				waitReplayed(t, l)
 				l.Close()
 				if err := sp.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "ledger.log"), log, 0o600); err != nil {
 					t.Fatal(err)
 				}
 				if err := os.WriteFile(filepath.Join(dir, "replayed"), []byte(`{"a":20}`), 0o600); err != nil {
