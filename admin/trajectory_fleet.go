@@ -44,8 +44,24 @@ const DefaultFleetBudget = 100 * time.Millisecond
 // fleetRefresh is the fleet view's background refresh of policies; at most
 // one runs per Server.
 type fleetRefresh struct {
-	mu   sync.Mutex
-	done chan struct{} // closed when the running refresh ends; nil when none runs
+	mu     sync.Mutex
+	done   chan struct{} // closed when the running refresh ends; nil when none runs
+	closed atomic.Bool   // Server.Close was called: none starts, the running one stops after its current agents
+}
+
+// Close stops the fleet view's background refresh, if one runs, after the
+// agents it is analyzing (a few milliseconds), and waits for it; no other
+// starts after. Call it once the HTTP server has shut down, before closing
+// what the Server reads. A fleet view asked for after Close answers from
+// the policies already computed.
+func (s *Server) Close() {
+	s.refresh.mu.Lock()
+	s.refresh.closed.Store(true)
+	done := s.refresh.done
+	s.refresh.mu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // trajectoryFleet answers GET /v1/trajectory/fleet: every agent's risk level
@@ -205,12 +221,18 @@ func waitRefresh(ctx context.Context, done <-chan struct{}, deadline time.Time) 
 // runs. The refresh is bounded work (the agents given, about 2 ms each per
 // core) and is not tied to the request: its context keeps the request's
 // values (for the log) but not its cancellation, so a client that gives up
-// does not waste the policies computed for it.
+// does not waste the policies computed for it. Server.Close stops it; after
+// Close none starts, and the channel returned is already closed.
 func (s *Server) refreshPolicies(ctx context.Context, ids []string) <-chan struct{} {
 	s.refresh.mu.Lock()
 	defer s.refresh.mu.Unlock()
 	if s.refresh.done != nil {
 		return s.refresh.done
+	}
+	if s.refresh.closed.Load() {
+		none := make(chan struct{})
+		close(none)
+		return none
 	}
 	done := make(chan struct{})
 	s.refresh.done = done
@@ -237,7 +259,7 @@ func (s *Server) runRefresh(ctx context.Context, ids []string, done chan struct{
 	)
 	for range min(runtime.GOMAXPROCS(0), len(ids)) {
 		wg.Go(func() {
-			for !stopped.Load() {
+			for !stopped.Load() && !s.refresh.closed.Load() {
 				i := int(next.Add(1)) - 1
 				if i >= len(ids) {
 					return
@@ -250,7 +272,7 @@ func (s *Server) runRefresh(ctx context.Context, ids []string, done chan struct{
 	}
 	wg.Wait()
 	s.log.DebugContext(ctx, "admin: fleet view's policies refreshed", slog.Int("agents", len(ids)),
-		slog.Bool("complete", !stopped.Load()), slog.Duration("took", time.Since(start)))
+		slog.Bool("complete", !stopped.Load() && !s.refresh.closed.Load()), slog.Duration("took", time.Since(start)))
 }
 
 // refreshPolicy computes one agent's current policy for runRefresh. An

@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vigilhq/vigil/governor"
 	"github.com/vigilhq/vigil/governor/trajectory"
@@ -20,9 +23,13 @@ type gatedGovernor struct {
 	gate   chan struct{}
 	panics map[string]bool
 	fails  map[string]error
+	calls  *atomic.Int64 // nil: not counted
 }
 
 func (g gatedGovernor) DriftHistory(id string) ([]governor.DriftPoint, error) {
+	if g.calls != nil {
+		g.calls.Add(1)
+	}
 	if g.gate != nil {
 		<-g.gate
 	}
@@ -98,6 +105,59 @@ func TestFleetRefreshRunsOnce(t *testing.T) {
 	if n := strings.Count(logs.String(), "fleet view's policies refreshed"); n != 2 {
 		t.Errorf("log: got %d refreshes, want 2:\n%s", n, logs)
 	}
+}
+
+// TestFleetRefreshStopsAtClose closes the server while a refresh of many
+// agents is blocked in the governor: Close waits for the agents being
+// analyzed, the rest are not, and no refresh starts after.
+func TestFleetRefreshStopsAtClose(t *testing.T) {
+	gate := make(chan struct{})
+	var calls atomic.Int64
+	s, logs := refreshFixture(t, func(g Governor) Governor { return gatedGovernor{Governor: g, gate: gate, calls: &calls} })
+	var ids []string
+	for range 40 {
+		ids = append(ids, "a1", "a2", "a3")
+	}
+	workers := int64(min(runtime.GOMAXPROCS(0), len(ids)))
+	running := s.refreshPolicies(context.Background(), ids)
+	for deadline := time.Now().Add(10 * time.Second); calls.Load() < workers; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d workers reached the governor in 10s", calls.Load(), workers)
+		}
+	}
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while the refresh was analyzing agents")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	<-closed
+	select {
+	case <-running:
+	default:
+		t.Fatal("Close returned before the refresh ended")
+	}
+	if n := calls.Load(); n != workers {
+		t.Errorf("the refresh read %d agents' drift; want only the %d in flight at Close", n, workers)
+	}
+	if !strings.Contains(logs.String(), `"complete":false`) {
+		t.Errorf("log: got %s, want the refresh logged as incomplete", logs)
+	}
+	after := s.refreshPolicies(context.Background(), ids)
+	select {
+	case <-after:
+	default:
+		t.Fatal("a refresh asked for after Close: got a channel still open, want one already closed")
+	}
+	if n := calls.Load(); n != workers {
+		t.Errorf("after Close: %d drift reads, want no new refresh", n)
+	}
+	s.Close() // again: nothing to wait for
 }
 
 // TestFleetRefreshFailures refreshes agents whose drift cannot be read: a

@@ -206,8 +206,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	}
 	// Shutdown order (ARCHITECTURE.md): stop accepting; release the held
 	// calls and let the forwarded ones finish (each has its ledger entry
-	// already); finish the admin requests; wait for the control plane's
-	// Run, which ends with ctx; then close the stores: flush and close the
+	// already); finish the admin requests and stop the fleet view's
+	// background refresh; wait for the control plane's Run, which ends with
+	// ctx; then close the stores: flush and close the
 	// ledger, close the control plane's store, then Redis; last, flush the
 	// traces (deferred above).
 	log.Info("shutting down")
@@ -220,6 +221,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		log.Error("admin API shutdown", "err", err)
 		return 1
 	}
+	api.Close()
 	stopPlane()
 	if err := st.close(); err != nil {
 		log.Error("closing stores", "err", err)
