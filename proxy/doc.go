@@ -45,6 +45,9 @@
 //     plain request, so the header cannot smuggle a DELETE past governance.
 //   - Shutdown ends an MCP session's event stream (its GET) at once rather
 //     than waiting for it: the session outlives any grace period.
+//   - Shutdown closes at once the connections on which no request has
+//     started: an agent's HTTP client may dial a connection it never uses,
+//     and the http.Server alone would wait until it is 5 seconds old.
 //   - Responses the proxy answers before any decision (407, 400) carry no
 //     X-Vigil-Verdict.
 //   - A client that goes away mid-response leaves trust unchanged; so does

@@ -153,10 +153,12 @@ type Proxy struct {
 	released context.Context
 	release  context.CancelFunc
 
-	mu      sync.Mutex // guards srv and tunnels
-	srv     *http.Server
-	tunnels map[net.Conn]struct{} // hijacked connections (CONNECT)
-	pending sync.Map              // *http.Request (a CONNECT) → *call
+	mu       sync.Mutex // guards srv, stopping, fresh and tunnels
+	srv      *http.Server
+	stopping bool                  // Shutdown has begun
+	fresh    map[net.Conn]struct{} // connections that have not sent a request yet
+	tunnels  map[net.Conn]struct{} // hijacked connections (CONNECT)
+	pending  sync.Map              // *http.Request (a CONNECT) → *call
 }
 
 // New returns a proxy built from opts.
@@ -171,7 +173,7 @@ func New(opts Options) (*Proxy, error) {
 		gov: opts.Governor, recorder: opts.Recorder, approvals: opts.Approvals, observer: opts.Observer,
 		events: opts.Events, tokens: opts.Tokens, defAgent: opts.DefaultAgent, hold: opts.HoldTimeout,
 		rules: opts.Rules, ca: opts.CA, log: opts.Logger, prop: opts.Propagator,
-		flights: newFlights(), sessions: newSessions(), tunnels: map[net.Conn]struct{}{},
+		flights: newFlights(), sessions: newSessions(), fresh: map[net.Conn]struct{}{}, tunnels: map[net.Conn]struct{}{},
 	}
 	if p.hold == 0 {
 		p.hold = DefaultHoldTimeout
@@ -221,25 +223,46 @@ func (p *Proxy) Serve(ln net.Listener) error {
 	return srv.Serve(ln)
 }
 
-// trackConn remembers the hijacked connections (CONNECT tunnels), which the
-// http.Server forgets, so that Shutdown can close them.
+// trackConn remembers the connections the http.Server's Shutdown does not
+// end by itself, so that Shutdown can close them: the hijacked ones
+// (CONNECT tunnels), which the http.Server forgets, and the fresh ones, on
+// which no request has started. An agent's HTTP client may dial a
+// connection it then does not use (a request cancelled while dialling
+// leaves its connection in the client's pool); the http.Server counts such
+// a connection as busy until it is 5 seconds old. A connection that turns
+// up fresh once Shutdown has begun is closed at once.
 func (p *Proxy) trackConn(c net.Conn, s http.ConnState) {
-	if s != http.StateHijacked {
-		return
-	}
 	p.mu.Lock()
-	p.tunnels[c] = struct{}{}
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	switch s {
+	case http.StateNew:
+		if p.stopping {
+			_ = c.Close()
+			return
+		}
+		p.fresh[c] = struct{}{}
+	case http.StateHijacked:
+		delete(p.fresh, c)
+		p.tunnels[c] = struct{}{}
+	default:
+		delete(p.fresh, c)
+	}
 }
 
 // Shutdown stops the proxy: it stops accepting, releases the held calls
 // (answered 403 governance_escalated; their approvals stay pending, so the
-// agent can retry), lets the forwarded calls finish until ctx ends, then
-// closes what is left, tunnels included.
+// agent can retry), closes the connections on which no request has
+// started, lets the forwarded calls finish until ctx ends, then closes what
+// is left, tunnels included.
 func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.release()
 	p.mu.Lock()
 	srv := p.srv
+	p.stopping = true
+	for c := range p.fresh {
+		_ = c.Close()
+	}
+	clear(p.fresh)
 	p.mu.Unlock()
 	var err error
 	if srv != nil {
