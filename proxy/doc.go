@@ -48,6 +48,8 @@
 //   - Shutdown closes at once the connections on which no request has
 //     started: an agent's HTTP client may dial a connection it never uses,
 //     and the http.Server alone would wait until it is 5 seconds old.
+//   - A CONNECT tunnel's connection is kept, to be closed at shutdown,
+//     only until it closes.
 //   - Responses the proxy answers before any decision (407, 400) carry no
 //     X-Vigil-Verdict.
 //   - A client that goes away mid-response leaves trust unchanged; so does

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -220,32 +222,79 @@ func (p *Proxy) Serve(ln net.Listener) error {
 	}
 	p.srv = srv
 	p.mu.Unlock()
-	return srv.Serve(ln)
+	return srv.Serve(listener{Listener: ln, p: p})
+}
+
+// listener hands out agents' connections that forget themselves when they
+// close: a hijacked one (a CONNECT tunnel) gets no further ConnState call
+// from the http.Server, and goproxy closes it when the tunnel ends.
+type listener struct {
+	net.Listener
+	p *Proxy
+}
+
+func (l listener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &agentConn{Conn: c, p: l.p}, nil
+}
+
+// agentConn is an agent's connection to the proxy.
+type agentConn struct {
+	net.Conn
+	p *Proxy
+}
+
+func (c *agentConn) Close() error {
+	c.p.mu.Lock()
+	delete(c.p.tunnels, c)
+	c.p.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// CloseWrite and CloseRead half-close a TCP connection, as the http.Server
+// (before closing after an error) and goproxy's tunnels do with a bare
+// *net.TCPConn.
+func (c *agentConn) CloseWrite() error {
+	if hc, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
+func (c *agentConn) CloseRead() error {
+	if hc, ok := c.Conn.(interface{ CloseRead() error }); ok {
+		return hc.CloseRead()
+	}
+	return errors.ErrUnsupported
 }
 
 // trackConn remembers the connections the http.Server's Shutdown does not
 // end by itself, so that Shutdown can close them: the hijacked ones
-// (CONNECT tunnels), which the http.Server forgets, and the fresh ones, on
-// which no request has started. An agent's HTTP client may dial a
-// connection it then does not use (a request cancelled while dialling
-// leaves its connection in the client's pool); the http.Server counts such
-// a connection as busy until it is 5 seconds old. A connection that turns
-// up fresh once Shutdown has begun is closed at once.
+// (CONNECT tunnels, until they close), which the http.Server forgets, and
+// the fresh ones, on which no request has started. An agent's HTTP client
+// may dial a connection it then does not use (a request cancelled while
+// dialling leaves its connection in the client's pool); the http.Server
+// counts such a connection as busy until it is 5 seconds old. A
+// connection that turns up fresh once Shutdown has begun is closed at
+// once.
 func (p *Proxy) trackConn(c net.Conn, s http.ConnState) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch s {
-	case http.StateNew:
-		if p.stopping {
-			_ = c.Close()
-			return
-		}
+	stopping := p.stopping
+	switch {
+	case s == http.StateNew && !stopping:
 		p.fresh[c] = struct{}{}
-	case http.StateHijacked:
+	case s == http.StateHijacked:
 		delete(p.fresh, c)
 		p.tunnels[c] = struct{}{}
 	default:
 		delete(p.fresh, c)
+	}
+	p.mu.Unlock()
+	if s == http.StateNew && stopping {
+		_ = c.Close()
 	}
 }
 
@@ -259,11 +308,12 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 	p.mu.Lock()
 	srv := p.srv
 	p.stopping = true
-	for c := range p.fresh {
-		_ = c.Close()
-	}
+	fresh := slices.Collect(maps.Keys(p.fresh))
 	clear(p.fresh)
 	p.mu.Unlock()
+	for _, c := range fresh {
+		_ = c.Close()
+	}
 	var err error
 	if srv != nil {
 		err = srv.Shutdown(ctx)
@@ -272,11 +322,12 @@ func (p *Proxy) Shutdown(ctx context.Context) error {
 		}
 	}
 	p.mu.Lock()
-	for c := range p.tunnels {
-		_ = c.Close()
-	}
+	tunnels := slices.Collect(maps.Keys(p.tunnels))
 	clear(p.tunnels)
 	p.mu.Unlock()
+	for _, c := range tunnels {
+		_ = c.Close() // an agentConn: it takes p.mu
+	}
 	p.tr.CloseIdleConnections()
 	if err != nil {
 		return fmt.Errorf("proxy: shutdown: %w", err)

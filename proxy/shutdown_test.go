@@ -3,12 +3,20 @@ package proxy_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigilhq/vigil/governor"
+	"github.com/vigilhq/vigil/proxy"
 )
 
 // TestShutdownClosesFreshConnections: a connection on which no request has
@@ -78,4 +86,60 @@ func answered(t *testing.T, addr string) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestClosedTunnelsForgotten: the proxy keeps each hijacked connection (a
+// CONNECT tunnel) to close it at shutdown, and forgets it once it closes,
+// whatever the CONNECT's outcome: a sidecar serving HTTPS for weeks would
+// otherwise keep every connection it ever tunnelled.
+func TestClosedTunnelsForgotten(t *testing.T) {
+	ca, err := proxy.InitCA(t.TempDir(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		scope     []string
+		intercept bool
+		token     string
+		wantErr   bool
+	}{
+		{"allowed tunnel", []string{"connect"}, false, "s3cret", false},
+		{"refused tunnel", []string{"read"}, false, "s3cret", true},
+		{"unauthenticated CONNECT", []string{"connect"}, false, "wrong", true},
+		{"intercepted tunnel", []string{"read"}, true, "s3cret", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tool := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.WriteString(w, "tool")
+			}))
+			defer tool.Close()
+			s := setup{contracts: []governor.Contract{{AgentID: "bot", Scope: tc.scope}}, tokens: map[string]string{"bot": "s3cret"}}
+			tr := tool.Client().Transport.(*http.Transport).Clone()
+			if tc.intercept {
+				upstreamCAs := x509.NewCertPool()
+				upstreamCAs.AddCert(tool.Certificate())
+				s.configure = func(o *proxy.Options) { o.CA, o.UpstreamCAs = ca, upstreamCAs }
+				trustVigil := x509.NewCertPool()
+				trustVigil.AddCert(ca.Certificate())
+				tr.TLSClientConfig = &tls.Config{RootCAs: trustVigil}
+			}
+			h := newHarness(t, s)
+			tr.Proxy = http.ProxyURL(&url.URL{Scheme: "http", Host: h.addr, User: url.UserPassword("bot", tc.token)})
+			c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+			for range 3 {
+				resp, err := c.Get(tool.URL + "/a")
+				if (err != nil) != tc.wantErr {
+					t.Fatalf("through the proxy: err %v, want an error: %v", err, tc.wantErr)
+				}
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				tr.CloseIdleConnections()
+			}
+			waitFor(t, "the proxy to forget the closed tunnels", func() bool { return h.proxy.Tunnels() == 0 })
+		})
+	}
 }
