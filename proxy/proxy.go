@@ -205,7 +205,9 @@ func New(opts Options) (*Proxy, error) {
 func (p *Proxy) Handler() http.Handler { return p.gp }
 
 // Serve accepts proxy connections on ln until Shutdown; it returns
-// http.ErrServerClosed after a Shutdown.
+// http.ErrServerClosed after a Shutdown. The proxy speaks plain HTTP on ln
+// (agents reach HTTPS tools through CONNECT): it wraps each connection,
+// so the http.Server would not see a TLS listener's connections as TLS.
 func (p *Proxy) Serve(ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           p.gp,
