@@ -54,8 +54,7 @@ func (l *Ledger) verify(ctx context.Context, agentID string, batch, depth int) (
 		return Report{}, err
 	}
 	v := newVerifier(agentID)
-	p := &inOrder[storedEntry]{batch: batch, depth: depth, work: hashStored,
-		check: func(es []storedEntry) error { return v.checkStored(es) }}
+	p := &inOrder[storedEntry]{batch: batch, depth: depth, work: hashStored, check: v.checkStored}
 	err = l.store.Range(ctx, agentID, 1, h.Sequence, func(r *Record) error { return p.add(storedEntry{rec: r}) })
 	if err == nil {
 		err = p.finish()
@@ -379,7 +378,6 @@ func (v *verifier) report(err error) (Report, error) {
 	var ve *VerifyError
 	if errors.As(err, &ve) {
 		r.FirstInvalid, r.Reason = ve.Sequence, ve.Reason
-		return r, err
 	}
 	return r, err
 }
