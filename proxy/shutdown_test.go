@@ -136,10 +136,53 @@ func TestClosedTunnelsForgotten(t *testing.T) {
 				if err == nil {
 					_, _ = io.Copy(io.Discard, resp.Body)
 					resp.Body.Close()
+					// The tunnel stays open, idle in the client's pool:
+					// the proxy keeps it to close at shutdown.
+					if n := h.proxy.Tunnels(); n != 1 {
+						t.Errorf("open tunnels kept: got %d, want 1", n)
+					}
 				}
 				tr.CloseIdleConnections()
 			}
 			waitFor(t, "the proxy to forget the closed tunnels", func() bool { return h.proxy.Tunnels() == 0 })
 		})
+	}
+}
+
+// TestShutdownClosesOpenTunnels: a CONNECT tunnel still open when the
+// proxy shuts down is closed, and forgotten.
+func TestShutdownClosesOpenTunnels(t *testing.T) {
+	tool := httptest.NewServer(http.NotFoundHandler())
+	defer tool.Close()
+	h := newHarness(t, setup{contracts: []governor.Contract{{AgentID: "bot", Scope: []string{"connect"}}}, tokens: map[string]string{"bot": "s3cret"}})
+	c, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	target := strings.TrimPrefix(tool.URL, "http://")
+	if _, err := io.WriteString(c, "CONNECT "+target+" HTTP/1.1\r\nHost: "+target+
+		"\r\nProxy-Authorization: Basic Ym90OnMzY3JldA==\r\n\r\n"); err != nil { // bot:s3cret
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	if line, err := br.ReadString('\n'); err != nil || !strings.Contains(line, " 200 ") {
+		t.Fatalf("CONNECT: got %q, %v; want 200", line, err)
+	}
+	waitFor(t, "the proxy to keep the open tunnel", func() bool { return h.proxy.Tunnels() == 1 })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.proxy.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, br); isTimeout(err) {
+		t.Error("the open tunnel was not closed by the shutdown")
+	}
+	if n := h.proxy.Tunnels(); n != 0 {
+		t.Errorf("tunnels kept after shutdown: %d", n)
 	}
 }
